@@ -1,0 +1,61 @@
+/*
+ * sfio_component: shared open/close steps of the suite's components.
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/util/output.h"
+
+#include "sfio_component.h"
+#include "sfio_ompio.h"
+
+int mca_common_sfio_component_check_series(const char *framework, const char *component)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0, major = -1, minor = -1;
+
+    /* Allowed before MPI_Init; reports the libmpi actually loaded. */
+    if (MPI_SUCCESS != MPI_Get_library_version(version, &len)) {
+        return OMPI_SUCCESS;
+    }
+    const char *v = strstr(version, "Open MPI v");
+    if (NULL == v || 2 != sscanf(v, "Open MPI v%d.%d", &major, &minor)) {
+        return OMPI_SUCCESS;   /* unknown format: trust the MCA version check */
+    }
+    if (major == OMPI_MAJOR_VERSION && minor == OMPI_MINOR_VERSION) {
+        return OMPI_SUCCESS;
+    }
+    char built[32], running[32];
+    snprintf(built, sizeof(built), "%d.%d", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION);
+    snprintf(running, sizeof(running), "%d.%d", major, minor);
+    char name[64];
+    snprintf(name, sizeof(name), "%s/%s", framework, component);
+    mca_common_sfio_show_help("wrong-ompi-series", true, name, built, running, framework,
+                              component);
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+int mca_common_sfio_component_output_open(const char *name, int verbosity)
+{
+    opal_output_stream_t lds;
+    char prefix[64];
+
+    OBJ_CONSTRUCT(&lds, opal_output_stream_t);
+    snprintf(prefix, sizeof(prefix), "[%s] ", name);
+    lds.lds_prefix = prefix;
+    lds.lds_want_stderr = true;
+    int output = opal_output_open(&lds);
+    OBJ_DESTRUCT(&lds);
+    opal_output_set_verbosity(output, verbosity);
+    return output;
+}
+
+void mca_common_sfio_component_output_close(int output)
+{
+    if (output >= 0) {
+        opal_output_close(output);
+    }
+}

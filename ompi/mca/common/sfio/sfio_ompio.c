@@ -1,0 +1,450 @@
+/*
+ * sfio_ompio: adapter between OMPIO and the engine (see header).
+ */
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/request/request.h"
+#include "ompi/mca/fs/base/base.h"
+#include "opal/util/output.h"
+#include "opal/util/path.h"
+#include "opal/util/show_help.h"
+#include "opal/sys/atomic.h"
+
+#include "sfio_ompio.h"
+#include "sfio_posixio.h"
+#include "sfio_async.h"
+
+int mca_common_sfio_output = -1;
+
+#ifndef SFIO_HELPDIR
+#define SFIO_HELPDIR ""
+#endif
+#ifndef SFIO_SRC_HELPDIR
+#define SFIO_SRC_HELPDIR ""
+#endif
+
+int mca_common_sfio_errno_to_mpi(int err)
+{
+    switch (err) {
+    case 0:            return MPI_SUCCESS;
+    case EACCES:
+    case EPERM:        return MPI_ERR_ACCESS;
+    case EROFS:        return MPI_ERR_READ_ONLY;
+    case ENOENT:       return MPI_ERR_NO_SUCH_FILE;
+    case EEXIST:       return MPI_ERR_FILE_EXISTS;
+    case ENOTDIR:
+    case EISDIR:
+    case ENAMETOOLONG:
+    case ELOOP:        return MPI_ERR_BAD_FILE;
+    case ENOSPC:       return MPI_ERR_NO_SPACE;
+#ifdef EDQUOT
+    case EDQUOT:       return MPI_ERR_QUOTA;
+#endif
+    case EBUSY:
+    case ETXTBSY:      return MPI_ERR_FILE_IN_USE;
+    case ENOMEM:       return MPI_ERR_NO_MEM;
+    case EINVAL:       return MPI_ERR_ARG;
+    default:           return MPI_ERR_IO;
+    }
+}
+
+void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...)
+{
+    static bool dirs_added = false;
+    va_list ap;
+
+    if (!dirs_added) {
+        dirs_added = true;
+        if ('\0' != SFIO_HELPDIR[0]) {
+            (void) opal_show_help_add_dir(SFIO_HELPDIR);
+        }
+        if ('\0' != SFIO_SRC_HELPDIR[0]) {
+            (void) opal_show_help_add_dir(SFIO_SRC_HELPDIR);
+        }
+    }
+    va_start(ap, want_error_header);
+    (void) opal_show_vhelp("help-mca-common-sfio.txt", topic, want_error_header, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------ */
+/* File-system operations                                             */
+/* ------------------------------------------------------------------ */
+
+static int open_flags(int amode, bool creator)
+{
+    int flags = 0;
+    if (amode & MPI_MODE_RDONLY) flags |= O_RDONLY;
+    if (amode & MPI_MODE_WRONLY) flags |= O_WRONLY;
+    if (amode & MPI_MODE_RDWR)   flags |= O_RDWR;
+    /* Only one process creates, so that EXCL means "did not exist". */
+    if (creator && (amode & MPI_MODE_CREATE)) flags |= O_CREAT;
+    if (creator && (amode & MPI_MODE_EXCL))   flags |= O_EXCL;
+    /* MPI_MODE_APPEND only places the initial pointers at the end (OMPIO
+     * does that); O_APPEND would make pwrite ignore offsets. */
+    return flags | O_CLOEXEC;
+}
+
+static int file_perm(const ompio_file_t *fh)
+{
+    if (OMPIO_PERM_NULL != fh->f_perm) {
+        return fh->f_perm;
+    }
+    mode_t mask = umask(022);
+    umask(mask);
+    return 0666 & ~mask;
+}
+
+int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
+                            struct opal_info_t *info, ompio_file_t *fh)
+{
+    int perm = file_perm(fh);
+    int err = MPI_SUCCESS;
+    (void) info;
+
+    /* The root creates first; the others open what it created. */
+    fh->fd = -1;
+    if (OMPIO_ROOT == fh->f_rank) {
+        fh->fd = open(filename, open_flags(amode, true), perm);
+        if (fh->fd < 0) {
+            err = mca_common_sfio_errno_to_mpi(errno);
+        }
+    }
+    int rc = comm->c_coll->coll_bcast(&err, 1, MPI_INT, OMPIO_ROOT, comm,
+                                      comm->c_coll->coll_bcast_module);
+    if (OMPI_SUCCESS != rc) {
+        err = rc;
+    }
+    if (MPI_SUCCESS == err && OMPIO_ROOT != fh->f_rank) {
+        fh->fd = open(filename, open_flags(amode, false), perm);
+        if (fh->fd < 0) {
+            err = mca_common_sfio_errno_to_mpi(errno);
+        }
+    }
+    /* Every rank returns the same answer: a failure anywhere fails all. */
+    int global = err;
+    rc = comm->c_coll->coll_allreduce(&err, &global, 1, MPI_INT, MPI_MAX, comm,
+                                      comm->c_coll->coll_allreduce_module);
+    if (OMPI_SUCCESS != rc) {
+        global = rc;
+    }
+    if (MPI_SUCCESS != global) {
+        if (fh->fd >= 0) {
+            close(fh->fd);
+            fh->fd = -1;
+        }
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: open of %s failed (MPI error %d)",
+                            filename, global);
+        return global;
+    }
+
+    fh->f_stripe_size = 0;
+    fh->f_stripe_count = 1;
+    fh->f_fstype = UFS;
+
+    /* Stock fbtl/posix over this fs locks by these flags: keep its NFS
+     * behaviour (whole-file locks) and skip locks elsewhere. */
+    char *fstype = NULL;
+    bool on_nfs = false;
+    if (opal_path_nfs((char *) filename, &fstype) && NULL != fstype &&
+        0 == strncasecmp(fstype, "nfs", 3)) {
+        on_nfs = true;
+    }
+    free(fstype);
+    fh->f_flags |= on_nfs ? OMPIO_LOCK_ENTIRE_FILE : OMPIO_LOCK_NEVER;
+    return MPI_SUCCESS;
+}
+
+/* Files whose DELETE_ON_CLOSE this process has just carried out.  OMPIO
+ * calls fs_file_delete on every rank after close; only the first unlink
+ * can succeed, and the others must not turn a correct close into an
+ * error. */
+typedef struct pending_delete_t {
+    struct pending_delete_t *next;
+    char name[];
+} pending_delete_t;
+static pending_delete_t *pending_deletes;
+
+static void pending_delete_add(const char *name)
+{
+    size_t len = strlen(name) + 1;
+    pending_delete_t *p = malloc(sizeof(*p) + len);
+    if (NULL != p) {
+        memcpy(p->name, name, len);
+        p->next = pending_deletes;
+        pending_deletes = p;
+    }
+}
+
+static bool pending_delete_take(const char *name)
+{
+    for (pending_delete_t **pp = &pending_deletes; NULL != *pp; pp = &(*pp)->next) {
+        if (0 == strcmp((*pp)->name, name)) {
+            pending_delete_t *p = *pp;
+            *pp = p->next;
+            free(p);
+            return true;
+        }
+    }
+    return false;
+}
+
+int mca_common_sfio_fs_close(ompio_file_t *fh)
+{
+    int err = MPI_SUCCESS;
+    if (fh->fd >= 0) {
+        if (0 != close(fh->fd)) {
+            err = mca_common_sfio_errno_to_mpi(errno);
+        }
+        fh->fd = -1;
+    }
+    if ((fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) && NULL != fh->f_fullfilename) {
+        pending_delete_add(fh->f_fullfilename);
+    }
+    return err;
+}
+
+int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info)
+{
+    bool after_close = pending_delete_take(filename);
+    (void) info;
+    if (0 == unlink(filename)) {
+        return MPI_SUCCESS;
+    }
+    if (ENOENT == errno && after_close) {
+        return MPI_SUCCESS;   /* another rank of the closing group won */
+    }
+    return mca_common_sfio_errno_to_mpi(errno);
+}
+
+int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
+{
+    int err = MPI_SUCCESS;
+    if (OMPIO_ROOT == fh->f_rank) {
+        while (0 != ftruncate(fh->fd, (off_t) size)) {
+            if (EINTR != errno) {
+                err = mca_common_sfio_errno_to_mpi(errno);
+                break;
+            }
+        }
+    }
+    int rc = fh->f_comm->c_coll->coll_bcast(&err, 1, MPI_INT, OMPIO_ROOT, fh->f_comm,
+                                            fh->f_comm->c_coll->coll_bcast_module);
+    return OMPI_SUCCESS != rc ? rc : err;
+}
+
+int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
+{
+    struct stat st;
+    if (0 != fstat(fh->fd, &st)) {
+        return mca_common_sfio_errno_to_mpi(errno);
+    }
+    *size = (OMPI_MPI_OFFSET_TYPE) st.st_size;
+    return MPI_SUCCESS;
+}
+
+int mca_common_sfio_fs_sync(ompio_file_t *fh)
+{
+    if (0 != fsync(fh->fd)) {
+        return mca_common_sfio_errno_to_mpi(errno);
+    }
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Data path                                                          */
+/* ------------------------------------------------------------------ */
+
+int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t **segs_p,
+                               size_t *nsegs_p)
+{
+    size_t n = fh->f_num_of_io_entries > 0 ? (size_t) fh->f_num_of_io_entries : 0;
+    mca_common_sfio_ioseg_t *segs = malloc((n ? n : 1) * sizeof(*segs));
+    if (NULL == segs) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        segs[i].offset = (uint64_t) (intptr_t) fh->f_io_array[i].offset;
+        segs[i].length = fh->f_io_array[i].length;
+        segs[i].buf = fh->f_io_array[i].memory_address;
+    }
+    *segs_p = segs;
+    *nsegs_p = n;
+    return 0;
+}
+
+/* Per-process scratch buffer for sieved blocking reads (OMPIO serialises
+ * calls on one file under its own lock; blocking reads of several threads
+ * are not supported by OMPIO 4.1 either). */
+static mca_common_sfio_scratch_t blocking_scratch;
+
+ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh)
+{
+    mca_common_sfio_ioseg_t *segs;
+    size_t nsegs;
+    uint64_t written = 0;
+
+    if (NULL == fh->f_io_array || 0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+        return OMPI_ERROR;
+    }
+    int rc = mca_common_sfio_posix_write_segs(fh->fd, segs, nsegs, &written);
+    free(segs);
+    if (rc < 0) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: pwritev failed: %s",
+                            strerror(-rc));
+        return written > 0 ? (ssize_t) written : OMPI_ERROR;
+    }
+    return (ssize_t) written;
+}
+
+ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, const mca_common_sfio_sieve_policy_t *policy)
+{
+    mca_common_sfio_ioseg_t *segs;
+    size_t nsegs;
+    uint64_t got = 0;
+
+    if (NULL == fh->f_io_array || 0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+        return OMPI_ERROR;
+    }
+    int rc = mca_common_sfio_posix_read_segs(fh->fd, segs, nsegs, policy, &blocking_scratch, &got);
+    free(segs);
+    if (rc < 0) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: preadv failed: %s", strerror(-rc));
+        return OMPI_ERROR;
+    }
+    return (ssize_t) got;
+}
+
+static ssize_t submit(ompio_file_t *fh, ompi_request_t *request, mca_common_sfio_async_kind_t kind,
+                      const mca_common_sfio_sieve_policy_t *policy)
+{
+    static const mca_common_sfio_sieve_policy_t no_sieve = { .enabled = false };
+    mca_ompio_request_t *req = (mca_ompio_request_t *) request;
+    mca_common_sfio_async_job_t *job;
+    mca_common_sfio_ioseg_t *segs;
+    size_t nsegs;
+
+    if (NULL == fh->f_io_array || 0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+        return OMPI_ERROR;
+    }
+    int rc = mca_common_sfio_async_submit(kind, fh->fd, segs, nsegs, policy ? policy : &no_sieve,
+                                          &job);
+    free(segs);
+    if (0 != rc) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: cannot queue I/O: %s",
+                            strerror(-rc));
+        return OMPI_ERROR;
+    }
+    req->req_data = job;
+    req->req_progress_fn = mca_common_sfio_fbtl_progress;
+    req->req_free_fn = mca_common_sfio_fbtl_request_free;
+    return OMPI_SUCCESS;
+}
+
+ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request)
+{
+    return submit(fh, request, MCA_COMMON_SFIO_ASYNC_WRITE, NULL);
+}
+
+ssize_t mca_common_sfio_fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request,
+                                     const mca_common_sfio_sieve_policy_t *policy)
+{
+    return submit(fh, request, MCA_COMMON_SFIO_ASYNC_READ, policy);
+}
+
+bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req)
+{
+    int status;
+    uint64_t bytes;
+    if (NULL == req->req_data ||
+        !mca_common_sfio_async_test((mca_common_sfio_async_job_t *) req->req_data, &status,
+                                    &bytes)) {
+        return false;
+    }
+    req->req_ompi.req_status.MPI_ERROR = (0 == status) ? OMPI_SUCCESS
+                                                       : mca_common_sfio_errno_to_mpi(-status);
+    req->req_ompi.req_status._ucount = (size_t) bytes;
+    return true;
+}
+
+void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req)
+{
+    mca_common_sfio_async_release((mca_common_sfio_async_job_t *) req->req_data);
+    req->req_data = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Atomic-call boundary: the cycle-size wrapper                       */
+/* ------------------------------------------------------------------ */
+
+/* Files of this process whose parameter callback is wrapped. */
+static struct {
+    ompio_file_t **files;
+    int count, capacity;
+    mca_common_ompio_get_mca_parameter_value_fn_t ompio_get;
+} tracked;
+
+static bool any_tracked_atomic(void)
+{
+    for (int i = 0; i < tracked.count; ++i) {
+        if (tracked.files[i]->f_atomicity) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int sfio_get_mca_parameter_value(char *name, int name_length)
+{
+    if (0 == strncmp(name, "cycle_buffer_size", (size_t) name_length) && any_tracked_atomic()) {
+        return -1;
+    }
+    return tracked.ompio_get(name, name_length);
+}
+
+int mca_common_sfio_ompio_track(ompio_file_t *fh)
+{
+    if (sfio_get_mca_parameter_value == fh->f_get_mca_parameter_value) {
+        return OMPI_SUCCESS;
+    }
+    if (tracked.count == tracked.capacity) {
+        int cap = tracked.capacity ? 2 * tracked.capacity : 16;
+        ompio_file_t **files = realloc(tracked.files, (size_t) cap * sizeof(*files));
+        if (NULL == files) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        tracked.files = files;
+        tracked.capacity = cap;
+    }
+    if (NULL == tracked.ompio_get) {
+        tracked.ompio_get = fh->f_get_mca_parameter_value;
+    }
+    tracked.files[tracked.count++] = fh;
+    fh->f_get_mca_parameter_value = sfio_get_mca_parameter_value;
+    return OMPI_SUCCESS;
+}
+
+void mca_common_sfio_ompio_untrack(ompio_file_t *fh)
+{
+    for (int i = 0; i < tracked.count; ++i) {
+        if (fh == tracked.files[i]) {
+            tracked.files[i] = tracked.files[--tracked.count];
+            fh->f_get_mca_parameter_value = tracked.ompio_get;
+            break;
+        }
+    }
+    if (0 == tracked.count) {
+        free(tracked.files);
+        tracked.files = NULL;
+        tracked.capacity = 0;
+    }
+}

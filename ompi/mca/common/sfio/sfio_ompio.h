@@ -1,0 +1,66 @@
+/*
+ * sfio_ompio: the engine's adapter to OMPIO.  Everything that touches
+ * ompio_file_t, MPI communicators or Open MPI's output/help machinery on
+ * behalf of the suite's components lives here, so that components stay
+ * thin and the planning modules stay pure.
+ */
+#ifndef MCA_COMMON_SFIO_OMPIO_H
+#define MCA_COMMON_SFIO_OMPIO_H
+
+#include "ompi_config.h"
+#include "ompi/mca/common/ompio/common_ompio.h"
+#include "ompi/mca/common/ompio/common_ompio_request.h"
+
+#include "sfio_iobatch.h"
+
+BEGIN_C_DECLS
+
+/* Output stream for the engine's verbose messages; each component sets it
+ * to its own stream at open (the engine is linked into every component). */
+extern int mca_common_sfio_output;
+
+/* Maps an errno value to the MPI error class a user should see. */
+int mca_common_sfio_errno_to_mpi(int err);
+
+/* Prints a message from the suite's help file (help-mca-common-sfio.txt),
+ * looked up in the installed help directory. */
+void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...);
+
+/* ---- file-system operations (fs components) ---- */
+int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
+                            struct opal_info_t *info, ompio_file_t *fh);
+int mca_common_sfio_fs_close(ompio_file_t *fh);
+int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info);
+int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size);
+int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size);
+int mca_common_sfio_fs_sync(ompio_file_t *fh);
+
+/* ---- data path (fbtl components) ---- */
+
+/* The current fbtl call's I/O array as engine segments.  Returns 0 and a
+ * malloc'ed array in *segs_p (caller frees) or a negative errno. */
+int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t **segs_p,
+                               size_t *nsegs_p);
+
+ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh);
+ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, const mca_common_sfio_sieve_policy_t *policy);
+ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request);
+ssize_t mca_common_sfio_fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request,
+                                     const mca_common_sfio_sieve_policy_t *policy);
+bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req);
+void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req);
+
+/* ---- atomic-call boundary ----
+ * OMPIO splits an independent access into cycles and calls the fbtl once
+ * per cycle.  An atomic access must reach the fbtl whole, so the engine
+ * wraps fh->f_get_mca_parameter_value: while a tracked file is in atomic
+ * mode, "cycle_buffer_size" reads -1 (one cycle per call).  The callback
+ * has no file argument, so the wrapper answers -1 when any tracked file of
+ * this process is atomic; for non-atomic files that only means fewer,
+ * larger cycles. */
+int mca_common_sfio_ompio_track(ompio_file_t *fh);
+void mca_common_sfio_ompio_untrack(ompio_file_t *fh);
+
+END_C_DECLS
+
+#endif

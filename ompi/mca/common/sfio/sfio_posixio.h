@@ -1,0 +1,38 @@
+/*
+ * sfio_posixio: the engine's POSIX data path.  Executes the plans of
+ * sfio_iobatch with pwritev/preadv, retrying short transfers and EINTR.
+ * Every system call on file data made by the suite's fbtl goes through here.
+ */
+#ifndef MCA_COMMON_SFIO_POSIXIO_H
+#define MCA_COMMON_SFIO_POSIXIO_H
+
+#include <sys/types.h>
+#include "sfio_iobatch.h"
+
+/* Reusable buffer for sieved reads; zero-initialise, release with _fini. */
+typedef struct mca_common_sfio_scratch_t {
+    char  *buf;
+    size_t size;
+} mca_common_sfio_scratch_t;
+
+void mca_common_sfio_scratch_fini(mca_common_sfio_scratch_t *scratch);
+
+/* Writes every segment.  Returns 0 and the bytes written in *written_p, or
+ * a negative errno (then *written_p holds the bytes written before the
+ * failure). */
+int mca_common_sfio_posix_write_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                     uint64_t *written_p);
+
+/* Reads every segment, sieving where policy says so.  Bytes past end of
+ * file are not counted.  Returns 0 and the bytes read in *read_p, or a
+ * negative errno. */
+int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                    const mca_common_sfio_sieve_policy_t *policy,
+                                    mca_common_sfio_scratch_t *scratch, uint64_t *read_p);
+
+/* pwrite/pread of one buffer with retries; returns bytes transferred
+ * (short only at end of file for reads) or a negative errno. */
+ssize_t mca_common_sfio_posix_pwrite_full(int fd, const void *buf, size_t len, uint64_t offset);
+ssize_t mca_common_sfio_posix_pread_full(int fd, void *buf, size_t len, uint64_t offset);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * fbtl/versioned component: parameters, open/close, selection.
+ */
+#include "ompi_config.h"
+
+#include "opal/util/output.h"
+#include "ompi/mca/fbtl/fbtl.h"
+
+#include "fbtl_versioned.h"
+#include "sfio_async.h"
+#include "sfio_component.h"
+#include "sfio_ompio.h"
+
+int mca_fbtl_versioned_priority = 60;   /* above stock fbtl/posix (50 on ufs) */
+int mca_fbtl_versioned_verbose = 0;
+int mca_fbtl_versioned_output = -1;
+mca_common_sfio_sieve_policy_t mca_fbtl_versioned_sieve;
+
+static bool sieve_enabled = true;
+static size_t sieve_max_gap = 4096;
+static size_t sieve_max_window = 16 * 1024 * 1024;
+static size_t sieve_max_block = 1024 * 1024;
+
+static int versioned_register(void)
+{
+    const mca_base_component_t *c = &mca_fbtl_versioned_component.fbtlm_version;
+
+    mca_fbtl_versioned_priority = 60;
+    (void) mca_base_component_var_register(c, "priority",
+        "Priority of the fbtl versioned component (stock fbtl/posix uses 50 on POSIX file "
+        "systems; the highest wins)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fbtl_versioned_priority);
+    mca_fbtl_versioned_verbose = 0;
+    (void) mca_base_component_var_register(c, "verbose",
+        "Verbosity of the fbtl versioned component (0: silent, 1: decisions and errors, "
+        "10: every call)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_fbtl_versioned_verbose);
+    sieve_enabled = true;
+    (void) mca_base_component_var_register(c, "read_datasieving",
+        "Read a strided request's covering extent once and copy the pieces out, where the "
+        "holes are small (see datasieving_max_gap)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &sieve_enabled);
+    sieve_max_gap = 4096;
+    (void) mca_base_component_var_register(c, "datasieving_max_gap",
+        "Largest hole in bytes that a sieved read reads over (larger holes split the read)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &sieve_max_gap);
+    sieve_max_window = 16 * 1024 * 1024;
+    (void) mca_base_component_var_register(c, "datasieving_buffer_size",
+        "Largest extent in bytes read at once by a sieved read (the temporary buffer size)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &sieve_max_window);
+    sieve_max_block = 1024 * 1024;
+    (void) mca_base_component_var_register(c, "datasieving_max_block",
+        "Pieces larger than this many bytes are read directly, never sieved",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &sieve_max_block);
+    return OMPI_SUCCESS;
+}
+
+static int versioned_open(void)
+{
+    int rc = mca_common_sfio_component_check_series("fbtl", "versioned");
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_fbtl_versioned_output = mca_common_sfio_component_output_open("fbtl:versioned",
+                                                                      mca_fbtl_versioned_verbose);
+    mca_fbtl_versioned_sieve = (mca_common_sfio_sieve_policy_t) {
+        .enabled = sieve_enabled,
+        .max_gap = sieve_max_gap,
+        .max_window = sieve_max_window,
+        .max_block = sieve_max_block,
+    };
+    return OMPI_SUCCESS;
+}
+
+static int versioned_close(void)
+{
+    mca_common_sfio_async_shutdown();
+    mca_common_sfio_component_output_close(mca_fbtl_versioned_output);
+    mca_fbtl_versioned_output = -1;
+    return OMPI_SUCCESS;
+}
+
+static int versioned_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    return OMPI_SUCCESS;
+}
+
+static int versioned_file_unquery(ompio_file_t *fh)
+{
+    return OMPI_SUCCESS;
+}
+
+mca_fbtl_base_component_2_0_0_t mca_fbtl_versioned_component = {
+    .fbtlm_version = {
+        MCA_FBTL_BASE_VERSION_2_0_0,
+        .mca_component_name = "versioned",
+        MCA_BASE_MAKE_VERSION(component, SFIO_VERSION_MAJOR, SFIO_VERSION_MINOR,
+                              SFIO_VERSION_RELEASE),
+        .mca_open_component = versioned_open,
+        .mca_close_component = versioned_close,
+        .mca_register_component_params = versioned_register,
+    },
+    .fbtlm_data = {
+        MCA_BASE_METADATA_PARAM_CHECKPOINT
+    },
+    .fbtlm_init_query = versioned_init_query,
+    .fbtlm_file_query = mca_fbtl_versioned_component_file_query,
+    .fbtlm_file_unquery = versioned_file_unquery,
+};

@@ -1,0 +1,7 @@
+# -*- shell-script -*-
+# fs/versioned inside an Open MPI source tree: needs only POSIX I/O.
+# MCA_ompi_fs_versioned_CONFIG([action-if-can-compile], [action-if-cant])
+AC_DEFUN([MCA_ompi_fs_versioned_CONFIG],[
+    AC_CONFIG_FILES([ompi/mca/fs/versioned/Makefile])
+    AC_CHECK_HEADERS([sys/uio.h], [$1], [$2])
+])

@@ -1,0 +1,26 @@
+/*
+ * fs/versioned: POSIX file-system operations for OMPIO with the suite's
+ * engine behind them.  (The per-file version store for atomic mode joins
+ * this component with the versioned-atomicity work.)
+ */
+#ifndef MCA_FS_VERSIONED_H
+#define MCA_FS_VERSIONED_H
+
+#include "ompi_config.h"
+#include "ompi/mca/fs/fs.h"
+#include "ompi/mca/common/ompio/common_ompio.h"
+
+BEGIN_C_DECLS
+
+extern int mca_fs_versioned_priority;
+extern int mca_fs_versioned_verbose;
+extern int mca_fs_versioned_output;
+
+OMPI_MODULE_DECLSPEC extern mca_fs_base_component_2_0_0_t mca_fs_versioned_component;
+
+struct mca_fs_base_module_1_0_0_t *mca_fs_versioned_component_file_query(ompio_file_t *fh,
+                                                                         int *priority);
+
+END_C_DECLS
+
+#endif

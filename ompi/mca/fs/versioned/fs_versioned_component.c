@@ -1,0 +1,77 @@
+/*
+ * fs/versioned component: parameters, open/close, selection.
+ */
+#include "ompi_config.h"
+
+#include "opal/util/output.h"
+#include "ompi/mca/fs/fs.h"
+
+#include "fs_versioned.h"
+#include "sfio_component.h"
+#include "sfio_ompio.h"
+
+int mca_fs_versioned_priority = 30;   /* above stock fs/ufs (10) */
+int mca_fs_versioned_verbose = 0;
+int mca_fs_versioned_output = -1;
+
+static int versioned_register(void)
+{
+    mca_fs_versioned_priority = 30;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version, "priority",
+        "Priority of the fs versioned component (stock fs/ufs uses 10; the highest wins)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_priority);
+    mca_fs_versioned_verbose = 0;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version, "verbose",
+        "Verbosity of the fs versioned component (0: silent, 1: decisions and errors, "
+        "10: every operation)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_fs_versioned_verbose);
+    return OMPI_SUCCESS;
+}
+
+static int versioned_open(void)
+{
+    int rc = mca_common_sfio_component_check_series("fs", "versioned");
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_fs_versioned_output = mca_common_sfio_component_output_open("fs:versioned",
+                                                                    mca_fs_versioned_verbose);
+    return OMPI_SUCCESS;
+}
+
+static int versioned_close(void)
+{
+    mca_common_sfio_component_output_close(mca_fs_versioned_output);
+    mca_fs_versioned_output = -1;
+    return OMPI_SUCCESS;
+}
+
+static int versioned_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    return OMPI_SUCCESS;
+}
+
+static int versioned_file_unquery(ompio_file_t *fh)
+{
+    return OMPI_SUCCESS;
+}
+
+mca_fs_base_component_2_0_0_t mca_fs_versioned_component = {
+    .fsm_version = {
+        MCA_FS_BASE_VERSION_2_0_0,
+        .mca_component_name = "versioned",
+        MCA_BASE_MAKE_VERSION(component, SFIO_VERSION_MAJOR, SFIO_VERSION_MINOR,
+                              SFIO_VERSION_RELEASE),
+        .mca_open_component = versioned_open,
+        .mca_close_component = versioned_close,
+        .mca_register_component_params = versioned_register,
+    },
+    .fsm_data = {
+        MCA_BASE_METADATA_PARAM_CHECKPOINT
+    },
+    .fsm_init_query = versioned_init_query,
+    .fsm_file_query = mca_fs_versioned_component_file_query,
+    .fsm_file_unquery = versioned_file_unquery,
+};

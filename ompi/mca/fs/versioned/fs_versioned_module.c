@@ -1,0 +1,62 @@
+/*
+ * fs/versioned module: the fs operations table; each entry calls the
+ * engine.
+ */
+#include "ompi_config.h"
+
+#include "opal/util/output.h"
+
+#include "fs_versioned.h"
+#include "sfio_ompio.h"
+
+static int versioned_module_init(ompio_file_t *fh)
+{
+    fh->f_fstype = UFS;   /* POSIX semantics: stock fcoll/fbtl treat us like ufs */
+    return OMPI_SUCCESS;
+}
+
+static int versioned_module_finalize(ompio_file_t *fh)
+{
+    return OMPI_SUCCESS;
+}
+
+static int versioned_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
+                               struct opal_info_t *info, ompio_file_t *fh)
+{
+    mca_common_sfio_output = mca_fs_versioned_output;
+    int rc = mca_common_sfio_fs_open(comm, filename, amode, info, fh);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    rc = mca_common_sfio_ompio_track(fh);
+    opal_output_verbose(10, mca_fs_versioned_output, "fs:versioned: opened %s (rank %d of %d)",
+                        filename, fh->f_rank, fh->f_size);
+    return rc;
+}
+
+static int versioned_file_close(ompio_file_t *fh)
+{
+    mca_common_sfio_ompio_untrack(fh);
+    return mca_common_sfio_fs_close(fh);
+}
+
+static mca_fs_base_module_1_0_0_t versioned_module = {
+    .fs_module_init = versioned_module_init,
+    .fs_module_finalize = versioned_module_finalize,
+    .fs_file_open = versioned_file_open,
+    .fs_file_close = versioned_file_close,
+    .fs_file_delete = mca_common_sfio_fs_delete,
+    .fs_file_set_size = mca_common_sfio_fs_set_size,
+    .fs_file_get_size = mca_common_sfio_fs_get_size,
+    .fs_file_sync = mca_common_sfio_fs_sync,
+};
+
+struct mca_fs_base_module_1_0_0_t *mca_fs_versioned_component_file_query(ompio_file_t *fh,
+                                                                         int *priority)
+{
+    *priority = mca_fs_versioned_priority;
+    if (0 == fh->f_fstype) {
+        fh->f_fstype = UFS;
+    }
+    return &versioned_module;
+}
