@@ -13,6 +13,8 @@
 struct mca_common_sfio_async_job_t {
     mca_common_sfio_async_kind_t kind;
     int fd;
+    mca_common_sfio_vstore_t *store;
+    bool atomic;
     size_t nsegs;
     mca_common_sfio_ioseg_t *segs;
     mca_common_sfio_sieve_policy_t policy;
@@ -58,10 +60,19 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&worker.lock);
 
         uint64_t bytes = 0;
-        int rc = (MCA_COMMON_SFIO_ASYNC_WRITE == job->kind)
-            ? mca_common_sfio_posix_write_segs(job->fd, job->segs, job->nsegs, &bytes)
-            : mca_common_sfio_posix_read_segs(job->fd, job->segs, job->nsegs, &job->policy,
+        int rc;
+        if (NULL != job->store) {
+            rc = (MCA_COMMON_SFIO_ASYNC_WRITE == job->kind)
+                ? mca_common_sfio_vstore_write(job->store, job->segs, job->nsegs, job->atomic,
+                                               NULL, NULL, &bytes)
+                : mca_common_sfio_vstore_read(job->store, job->segs, job->nsegs, &job->policy,
                                               &scratch, &bytes);
+        } else {
+            rc = (MCA_COMMON_SFIO_ASYNC_WRITE == job->kind)
+                ? mca_common_sfio_posix_write_segs(job->fd, job->segs, job->nsegs, &bytes)
+                : mca_common_sfio_posix_read_segs(job->fd, job->segs, job->nsegs, &job->policy,
+                                                  &scratch, &bytes);
+        }
         job->status = rc;
         job->bytes = bytes;
 
@@ -75,6 +86,7 @@ static void *worker_main(void *arg)
 }
 
 int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
+                                 mca_common_sfio_vstore_t *store, bool atomic,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_sieve_policy_t *policy,
                                  mca_common_sfio_async_job_t **job_p)
@@ -92,6 +104,8 @@ int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
     job->nsegs = nsegs;
     job->kind = kind;
     job->fd = fd;
+    job->store = store;
+    job->atomic = atomic;
     job->policy = *policy;
     atomic_init(&job->done, false);
 

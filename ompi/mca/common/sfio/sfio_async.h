@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "sfio_iobatch.h"
+#include "sfio_vstore.h"
 
 typedef struct mca_common_sfio_async_job_t mca_common_sfio_async_job_t;
 
@@ -20,9 +21,11 @@ typedef enum {
     MCA_COMMON_SFIO_ASYNC_WRITE
 } mca_common_sfio_async_kind_t;
 
-/* Copies segs and queues the transfer.  Returns 0 and the job in *job_p,
- * or a negative errno (nothing queued). */
+/* Copies segs and queues the transfer: through store when not NULL (as
+ * an atomic access when atomic), else plain POSIX on fd.  Returns 0 and
+ * the job in *job_p, or a negative errno (nothing queued). */
 int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
+                                 mca_common_sfio_vstore_t *store, bool atomic,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_sieve_policy_t *policy,
                                  mca_common_sfio_async_job_t **job_p);

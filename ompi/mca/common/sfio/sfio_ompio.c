@@ -4,6 +4,7 @@
 #include "ompi_config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
@@ -77,6 +78,50 @@ void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...)
 }
 
 /* ------------------------------------------------------------------ */
+/* Collectives for the store, over the file's communicator             */
+/* ------------------------------------------------------------------ */
+
+static int coll_barrier(void *ctx)
+{
+    ompi_communicator_t *comm = ctx;
+    return comm->c_coll->coll_barrier(comm, comm->c_coll->coll_barrier_module);
+}
+
+static int coll_bcast(void *ctx, void *buf, int bytes, int root)
+{
+    ompi_communicator_t *comm = ctx;
+    return comm->c_coll->coll_bcast(buf, bytes, MPI_BYTE, root, comm,
+                                    comm->c_coll->coll_bcast_module);
+}
+
+static int coll_allreduce_max_int(void *ctx, int *value)
+{
+    ompi_communicator_t *comm = ctx;
+    return comm->c_coll->coll_allreduce(MPI_IN_PLACE, value, 1, MPI_INT, MPI_MAX, comm,
+                                        comm->c_coll->coll_allreduce_module);
+}
+
+static mca_common_sfio_coll_t coll_of(ompio_file_t *fh)
+{
+    return (mca_common_sfio_coll_t) {
+        .ctx = fh->f_comm, .rank = fh->f_rank, .size = fh->f_size,
+        .barrier = coll_barrier, .bcast = coll_bcast,
+        .allreduce_max_int = coll_allreduce_max_int,
+    };
+}
+
+mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh)
+{
+    mca_common_sfio_file_t *f = fh->f_fs_ptr;
+    if (NULL == fh->f_fs_component || NULL == f ||
+        0 != strcmp(fh->f_fs_component->mca_component_name, "versioned") ||
+        MCA_COMMON_SFIO_FILE_MAGIC != f->magic) {
+        return NULL;
+    }
+    return f;
+}
+
+/* ------------------------------------------------------------------ */
 /* File-system operations                                             */
 /* ------------------------------------------------------------------ */
 
@@ -105,7 +150,8 @@ static int file_perm(const ompio_file_t *fh)
 }
 
 int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
-                            struct opal_info_t *info, ompio_file_t *fh)
+                            struct opal_info_t *info, ompio_file_t *fh,
+                            const mca_common_sfio_fs_options_t *options)
 {
     int perm = file_perm(fh);
     int err = MPI_SUCCESS;
@@ -161,7 +207,48 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     }
     free(fstype);
     fh->f_flags |= on_nfs ? OMPIO_LOCK_ENTIRE_FILE : OMPIO_LOCK_NEVER;
+
+    /* The versioned store serves atomic mode of writable files. */
+    mca_common_sfio_file_t *f = calloc(1, sizeof(*f));
+    if (NULL == f) {
+        close(fh->fd);
+        fh->fd = -1;
+        return MPI_ERR_NO_MEM;
+    }
+    f->magic = MCA_COMMON_SFIO_FILE_MAGIC;
+    f->store_errno = EROFS;
+    if (!(amode & MPI_MODE_RDONLY) && options->versioned_store) {
+        mca_common_sfio_coll_t coll = coll_of(fh);
+        coll.ctx = comm;
+        int rc = mca_common_sfio_vstore_open(fh->f_fullfilename ? fh->f_fullfilename : filename,
+                                             fh->fd, &coll, &f->store);
+        if (0 != rc) {
+            f->store = NULL;
+            f->store_errno = -rc;
+            opal_output_verbose(1, mca_common_sfio_output,
+                                "sfio: no versioned store for %s: %s", filename, strerror(-rc));
+        } else {
+            opal_output_verbose(10, mca_common_sfio_output, "sfio: versioned store %s",
+                                mca_common_sfio_vstore_dir(f->store));
+        }
+    } else if (!options->versioned_store) {
+        f->store_errno = ENOTSUP;
+    }
+    fh->f_fs_ptr = f;
     return MPI_SUCCESS;
+}
+
+static void report_stats(ompio_file_t *fh, mca_common_sfio_vstore_t *store)
+{
+    mca_common_sfio_vstore_stats_t st;
+    mca_common_sfio_vstore_stats(store, &st);
+    opal_output_verbose(1, mca_common_sfio_output,
+                        "sfio: rank %d %s: in place %" PRIu64 " B, versioned %" PRIu64
+                        " B in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
+                        " B in %" PRIu64 " folds, waits %" PRIu64 ", skipped dead versions %" PRIu64,
+                        fh->f_rank, fh->f_filename ? fh->f_filename : "", st.bytes_in_place,
+                        st.bytes_versioned, st.versions, st.bytes_overlaid, st.bytes_folded,
+                        st.folds, st.publish_waits, st.aborted_versions);
 }
 
 /* Files whose DELETE_ON_CLOSE this process has just carried out.  OMPIO
@@ -201,6 +288,22 @@ static bool pending_delete_take(const char *name)
 int mca_common_sfio_fs_close(ompio_file_t *fh)
 {
     int err = MPI_SUCCESS;
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL != f) {
+        if (NULL != f->store) {
+            report_stats(fh, f->store);
+            int rc = mca_common_sfio_vstore_close(f->store);
+            f->store = NULL;
+            if (0 != rc) {
+                mca_common_sfio_show_help("io-error", true, "fs/versioned", "fold the versions into",
+                                          fh->f_filename ? fh->f_filename : "", strerror(-rc));
+                err = mca_common_sfio_errno_to_mpi(-rc);
+            }
+        }
+        f->magic = 0;
+        free(f);
+        fh->f_fs_ptr = NULL;
+    }
     if (fh->fd >= 0) {
         if (0 != close(fh->fd)) {
             err = mca_common_sfio_errno_to_mpi(errno);
@@ -229,6 +332,14 @@ int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info)
 int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 {
     int err = MPI_SUCCESS;
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    /* Versions beyond the new size must not resurface after truncation. */
+    if (NULL != f && NULL != f->store) {
+        int rc = mca_common_sfio_vstore_fold(f->store, false);
+        if (0 != rc) {
+            return mca_common_sfio_errno_to_mpi(-rc);
+        }
+    }
     if (OMPIO_ROOT == fh->f_rank) {
         while (0 != ftruncate(fh->fd, (off_t) size)) {
             if (EINTR != errno) {
@@ -245,6 +356,16 @@ int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
 {
     struct stat st;
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL != f && NULL != f->store) {
+        uint64_t s64;
+        int rc = mca_common_sfio_vstore_size(f->store, &s64);
+        if (0 != rc) {
+            return mca_common_sfio_errno_to_mpi(-rc);
+        }
+        *size = (OMPI_MPI_OFFSET_TYPE) s64;
+        return MPI_SUCCESS;
+    }
     if (0 != fstat(fh->fd, &st)) {
         return mca_common_sfio_errno_to_mpi(errno);
     }
@@ -254,6 +375,11 @@ int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
 
 int mca_common_sfio_fs_sync(ompio_file_t *fh)
 {
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL != f && NULL != f->store) {
+        int rc = mca_common_sfio_vstore_fold(f->store, true);
+        return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
+    }
     if (0 != fsync(fh->fd)) {
         return mca_common_sfio_errno_to_mpi(errno);
     }
@@ -287,20 +413,52 @@ int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t *
  * are not supported by OMPIO 4.1 either). */
 static mca_common_sfio_scratch_t blocking_scratch;
 
+/* The store that serves fh's data path, or NULL for plain POSIX.  In
+ * atomic mode without a store, says why once and returns an error. */
+static int route(ompio_file_t *fh, mca_common_sfio_vstore_t **store_p, bool writing)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    *store_p = (NULL != f) ? f->store : NULL;
+    if (NULL != *store_p || !fh->f_atomicity || !writing) {
+        return 0;
+    }
+    if (NULL == f || !f->warned_no_atomic) {
+        const char *why = (NULL == f) ? "the file is not served by fs/versioned"
+                                      : strerror(f->store_errno);
+        mca_common_sfio_show_help("atomic-unavailable", true, fh->f_filename ? fh->f_filename : "",
+                                  why);
+        if (NULL != f) {
+            f->warned_no_atomic = true;
+        }
+    }
+    return -ENOTSUP;
+}
+
 ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh)
 {
+    mca_common_sfio_vstore_t *store;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
     uint64_t written = 0;
+    int rc;
 
-    if (NULL == fh->f_io_array || 0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+    if (NULL == fh->f_io_array || 0 != route(fh, &store, true) ||
+        0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
         return OMPI_ERROR;
     }
-    int rc = mca_common_sfio_posix_write_segs(fh->fd, segs, nsegs, &written);
+    opal_output_verbose(10, mca_common_sfio_output, "sfio: write %zu pieces from %" PRIu64
+                        " (%" PRIu64 " B) atomic=%d store=%s", nsegs,
+                        nsegs ? segs[0].offset : 0, mca_common_sfio_ioseg_total(segs, nsegs),
+                        fh->f_atomicity, store ? "yes" : "no");
+    if (NULL != store) {
+        rc = mca_common_sfio_vstore_write(store, segs, nsegs, 0 != fh->f_atomicity, NULL, NULL,
+                                          &written);
+    } else {
+        rc = mca_common_sfio_posix_write_segs(fh->fd, segs, nsegs, &written);
+    }
     free(segs);
     if (rc < 0) {
-        opal_output_verbose(1, mca_common_sfio_output, "sfio: pwritev failed: %s",
-                            strerror(-rc));
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: write failed: %s", strerror(-rc));
         return written > 0 ? (ssize_t) written : OMPI_ERROR;
     }
     return (ssize_t) written;
@@ -308,17 +466,28 @@ ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh)
 
 ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, const mca_common_sfio_sieve_policy_t *policy)
 {
+    mca_common_sfio_vstore_t *store;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
     uint64_t got = 0;
+    int rc;
 
-    if (NULL == fh->f_io_array || 0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+    if (NULL == fh->f_io_array || 0 != route(fh, &store, false) ||
+        0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
         return OMPI_ERROR;
     }
-    int rc = mca_common_sfio_posix_read_segs(fh->fd, segs, nsegs, policy, &blocking_scratch, &got);
+    opal_output_verbose(10, mca_common_sfio_output, "sfio: read %zu pieces from %" PRIu64
+                        " (%" PRIu64 " B) atomic=%d store=%s", nsegs,
+                        nsegs ? segs[0].offset : 0, mca_common_sfio_ioseg_total(segs, nsegs),
+                        fh->f_atomicity, store ? "yes" : "no");
+    if (NULL != store) {
+        rc = mca_common_sfio_vstore_read(store, segs, nsegs, policy, &blocking_scratch, &got);
+    } else {
+        rc = mca_common_sfio_posix_read_segs(fh->fd, segs, nsegs, policy, &blocking_scratch, &got);
+    }
     free(segs);
     if (rc < 0) {
-        opal_output_verbose(1, mca_common_sfio_output, "sfio: preadv failed: %s", strerror(-rc));
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: read failed: %s", strerror(-rc));
         return OMPI_ERROR;
     }
     return (ssize_t) got;
@@ -330,14 +499,17 @@ static ssize_t submit(ompio_file_t *fh, ompi_request_t *request, mca_common_sfio
     static const mca_common_sfio_sieve_policy_t no_sieve = { .enabled = false };
     mca_ompio_request_t *req = (mca_ompio_request_t *) request;
     mca_common_sfio_async_job_t *job;
+    mca_common_sfio_vstore_t *store;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
 
-    if (NULL == fh->f_io_array || 0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+    if (NULL == fh->f_io_array ||
+        0 != route(fh, &store, MCA_COMMON_SFIO_ASYNC_WRITE == kind) ||
+        0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
         return OMPI_ERROR;
     }
-    int rc = mca_common_sfio_async_submit(kind, fh->fd, segs, nsegs, policy ? policy : &no_sieve,
-                                          &job);
+    int rc = mca_common_sfio_async_submit(kind, fh->fd, store, 0 != fh->f_atomicity, segs, nsegs,
+                                          policy ? policy : &no_sieve, &job);
     free(segs);
     if (0 != rc) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: cannot queue I/O: %s",

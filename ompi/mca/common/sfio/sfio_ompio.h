@@ -12,8 +12,30 @@
 #include "ompi/mca/common/ompio/common_ompio_request.h"
 
 #include "sfio_iobatch.h"
+#include "sfio_vstore.h"
 
 BEGIN_C_DECLS
+
+/* What fs/versioned hangs on fh->f_fs_ptr: the file's versioned store (or
+ * why there is none).  fbtl/versioned finds it there; the two components
+ * are separate DSOs with separate copies of the engine, so this struct and
+ * the store are the only state they share. */
+typedef struct mca_common_sfio_file_t {
+    uint64_t magic;
+    mca_common_sfio_vstore_t *store;   /* NULL: no versioned store */
+    int store_errno;                   /* why not, when NULL */
+    bool warned_no_atomic;
+} mca_common_sfio_file_t;
+
+#define MCA_COMMON_SFIO_FILE_MAGIC 0x454c494653464953ull
+
+/* The file state of fh when fs/versioned serves it, else NULL. */
+mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);
+
+/* Options of fs open. */
+typedef struct mca_common_sfio_fs_options_t {
+    bool versioned_store;   /* create the store for writable files */
+} mca_common_sfio_fs_options_t;
 
 /* Output stream for the engine's verbose messages; each component sets it
  * to its own stream at open (the engine is linked into every component). */
@@ -28,7 +50,8 @@ void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...);
 
 /* ---- file-system operations (fs components) ---- */
 int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
-                            struct opal_info_t *info, ompio_file_t *fh);
+                            struct opal_info_t *info, ompio_file_t *fh,
+                            const mca_common_sfio_fs_options_t *options);
 int mca_common_sfio_fs_close(ompio_file_t *fh);
 int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info);
 int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size);

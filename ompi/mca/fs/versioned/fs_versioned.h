@@ -15,6 +15,7 @@ BEGIN_C_DECLS
 extern int mca_fs_versioned_priority;
 extern int mca_fs_versioned_verbose;
 extern int mca_fs_versioned_output;
+extern bool mca_fs_versioned_store;
 
 OMPI_MODULE_DECLSPEC extern mca_fs_base_component_2_0_0_t mca_fs_versioned_component;
 

@@ -13,6 +13,7 @@
 int mca_fs_versioned_priority = 30;   /* above stock fs/ufs (10) */
 int mca_fs_versioned_verbose = 0;
 int mca_fs_versioned_output = -1;
+bool mca_fs_versioned_store = true;
 
 static int versioned_register(void)
 {
@@ -27,6 +28,13 @@ static int versioned_register(void)
         "10: every operation)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
         &mca_fs_versioned_verbose);
+    mca_fs_versioned_store = true;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version, "store",
+        "Create the versioned store (sidecar directory .<name>.sfio.<id> beside the file) for "
+        "writable files, which makes MPI_File_set_atomicity(fh, 1) lock-free; off: no sidecar, "
+        "atomic mode then needs the lock modes of fbtl/versioned",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_store);
     return OMPI_SUCCESS;
 }
 

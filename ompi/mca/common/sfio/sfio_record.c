@@ -1,0 +1,98 @@
+/*
+ * sfio_record: encoding and validation of version records (see header).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sfio_record.h"
+
+/* Largest range count a record may claim; guards decoding of garbage. */
+#define RECORD_MAX_RANGES (1u << 26)
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; ++i) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static uint64_t record_checksum(const unsigned char *buf, uint32_t nranges)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = fnv1a(h, buf, 32);   /* header up to the checksum field */
+    return fnv1a(h, buf + MCA_COMMON_SFIO_RECORD_HEADER,
+                 (size_t) nranges * sizeof(mca_common_sfio_range_t));
+}
+
+size_t mca_common_sfio_record_size(uint32_t nranges)
+{
+    return MCA_COMMON_SFIO_RECORD_HEADER + (size_t) nranges * sizeof(mca_common_sfio_range_t);
+}
+
+void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind, uint64_t version,
+                                   uint64_t log_offset, const mca_common_sfio_range_t *ranges,
+                                   uint32_t nranges)
+{
+    unsigned char *p = buf;
+    uint64_t magic = MCA_COMMON_SFIO_RECORD_MAGIC;
+    uint32_t k = (uint32_t) kind;
+
+    memcpy(p, &magic, 8);
+    memcpy(p + 8, &k, 4);
+    memcpy(p + 12, &nranges, 4);
+    memcpy(p + 16, &version, 8);
+    memcpy(p + 24, &log_offset, 8);
+    if (nranges > 0) {
+        memcpy(p + MCA_COMMON_SFIO_RECORD_HEADER, ranges,
+               (size_t) nranges * sizeof(mca_common_sfio_range_t));
+    }
+    uint64_t sum = record_checksum(p, nranges);
+    memcpy(p + 32, &sum, 8);
+}
+
+int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio_record_t *rec_p)
+{
+    const unsigned char *p = buf;
+    uint64_t magic, version, log_offset, sum;
+    uint32_t kind, nranges;
+
+    if (avail < MCA_COMMON_SFIO_RECORD_HEADER) {
+        return -EAGAIN;
+    }
+    memcpy(&magic, p, 8);
+    memcpy(&kind, p + 8, 4);
+    memcpy(&nranges, p + 12, 4);
+    memcpy(&version, p + 16, 8);
+    memcpy(&log_offset, p + 24, 8);
+    memcpy(&sum, p + 32, 8);
+    if (MCA_COMMON_SFIO_RECORD_MAGIC != magic || nranges > RECORD_MAX_RANGES ||
+        (MCA_COMMON_SFIO_RECORD_WRITE != kind && MCA_COMMON_SFIO_RECORD_ABORT != kind) ||
+        0 == version) {
+        return -EBADMSG;
+    }
+    size_t size = mca_common_sfio_record_size(nranges);
+    if (avail < size) {
+        return -EAGAIN;
+    }
+    if (record_checksum(p, nranges) != sum) {
+        return -EBADMSG;
+    }
+    const mca_common_sfio_range_t *ranges =
+        (const mca_common_sfio_range_t *) (p + MCA_COMMON_SFIO_RECORD_HEADER);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < nranges; ++i) {
+        if (ranges[i].offset + ranges[i].length < ranges[i].offset) {
+            return -EBADMSG;   /* wraps around */
+        }
+        bytes += ranges[i].length;
+    }
+    *rec_p = (mca_common_sfio_record_t) {
+        .kind = (mca_common_sfio_record_kind_t) kind, .version = version,
+        .log_offset = log_offset, .nranges = nranges, .ranges = ranges,
+        .data_bytes = bytes, .size = size,
+    };
+    return 0;
+}

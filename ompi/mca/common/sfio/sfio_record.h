@@ -1,0 +1,56 @@
+/*
+ * sfio_record: the on-disk record that publishes one version.
+ *
+ * A writer appends its shadow bytes to its data log, takes a version
+ * number, then appends one record to its record log: the version, where
+ * its bytes start in the data log, and the file ranges they cover, in
+ * data order.  Readers and crash recovery decode records; a record that is
+ * torn or corrupt fails its checksum and is treated as absent.  Pure
+ * logic: encoding and decoding of byte buffers only.
+ *
+ * Layout (little-endian host order; the store is node-local):
+ *   u64 magic | u32 kind | u32 nranges | u64 version | u64 log_offset |
+ *   u64 checksum | nranges x (u64 file_offset, u64 length)
+ */
+#ifndef MCA_COMMON_SFIO_RECORD_H
+#define MCA_COMMON_SFIO_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MCA_COMMON_SFIO_RECORD_MAGIC 0x3143455253464953ull /* "SIFSREC1" */
+#define MCA_COMMON_SFIO_RECORD_HEADER 40u
+
+typedef enum {
+    MCA_COMMON_SFIO_RECORD_WRITE = 1,   /* bytes of a version */
+    MCA_COMMON_SFIO_RECORD_ABORT = 2    /* a version whose writer died: void */
+} mca_common_sfio_record_kind_t;
+
+#include "sfio_rangelist.h"   /* mca_common_sfio_range_t */
+
+/* A decoded record; ranges points into the decoded buffer. */
+typedef struct mca_common_sfio_record_t {
+    mca_common_sfio_record_kind_t kind;
+    uint64_t version;
+    uint64_t log_offset;
+    uint32_t nranges;
+    const mca_common_sfio_range_t *ranges;
+    uint64_t data_bytes;   /* sum of range lengths */
+    size_t size;           /* encoded size in bytes */
+} mca_common_sfio_record_t;
+
+/* Encoded size of a record with n ranges. */
+size_t mca_common_sfio_record_size(uint32_t nranges);
+
+/* Encodes into buf (at least record_size(nranges) bytes). */
+void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind, uint64_t version,
+                                   uint64_t log_offset, const mca_common_sfio_range_t *ranges,
+                                   uint32_t nranges);
+
+/* Decodes the record at the start of buf (avail bytes).  Returns 0 and
+ * *rec_p, -EAGAIN when avail is too short to hold the whole record (read
+ * more), or -EBADMSG when the bytes are not a valid record.  buf must be
+ * 8-byte aligned. */
+int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio_record_t *rec_p);
+
+#endif

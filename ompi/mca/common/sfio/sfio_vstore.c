@@ -1,0 +1,1020 @@
+/*
+ * sfio_vstore: versioned store of one open file (see header for the
+ * design).  Invariants kept here:
+ *  - a record is appended only after its data is in the log, and a rank's
+ *    record tail is advanced only after the record is written, and before
+ *    the version is published: a reader or recovery that sees a published
+ *    version within a rank's tail finds its whole record and data;
+ *  - a rank's records are in ascending version order (store->lock spans
+ *    append, version claim, record and publish);
+ *  - versions <= coord->folded are in the flat file; their records may be
+ *    gone.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sfio_vstore.h"
+#include "sfio_vindex.h"
+
+#define COORD_MAGIC   0x31444f4f43534653ull   /* "SFSCOOD1" */
+#define COORD_LAYOUT  1u
+#define CLAIMING      UINT64_MAX               /* pending: taking a version */
+#define FOLD_CHUNK    (4u << 20)
+
+typedef struct coord_rank_t {
+    _Atomic uint64_t rec_tail;   /* bytes of valid records in rec.<rank> */
+    _Atomic uint64_t pending;    /* version being published, CLAIMING, or 0 */
+    _Atomic int64_t pid;
+    char pad[40];
+} coord_rank_t;
+
+typedef struct coord_t {
+    uint64_t magic;              /* written last by the creator */
+    uint32_t layout;
+    uint32_t nranks;
+    char pad0[48];
+    _Atomic uint64_t next_version;   /* last version handed out */
+    char pad1[56];
+    _Atomic uint64_t published;      /* every version <= this is published */
+    char pad2[56];
+    _Atomic uint64_t folded;         /* every version <= this is in the flat file */
+    char pad3[56];
+    coord_rank_t rank[];
+} coord_t;
+
+struct mca_common_sfio_vstore_t {
+    mca_common_sfio_coll_t coll;
+    int rank, nranks;
+    int flat_fd;
+    char *dir;
+    int coord_fd;
+    coord_t *coord;
+    size_t coord_size;
+    int log_fd, rec_fd;
+    int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
+    uint64_t log_tail, rec_tail;
+    uint64_t *rec_cursor;        /* per rank: bytes of rec.<r> applied */
+    uint64_t seen;               /* index holds every version <= seen */
+    uint64_t max_end;            /* end of the furthest indexed byte */
+    mca_common_sfio_vindex_t index;
+    pthread_mutex_t lock;
+    mca_common_sfio_vstore_stats_t stats;
+    char *recbuf;
+    size_t recbuf_size;
+};
+
+/* ------------------------------------------------------------------ */
+/* small helpers                                                      */
+/* ------------------------------------------------------------------ */
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) {
+        snprintf(p, n, "%s/%s", dir, name);
+    }
+    return p;
+}
+
+static char *rank_file(const char *dir, const char *kind, int rank)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "%s.%d", kind, rank);
+    return path_join(dir, name);
+}
+
+/* Splits path into its directory and the sidecar prefix ".<base>.sfio.". */
+static int sidecar_parts(const char *path, char **dir_p, char **prefix_p)
+{
+    char *a = strdup(path), *b = strdup(path);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -ENOMEM;
+    }
+    char *dir = strdup(dirname(a));
+    const char *base = basename(b);
+    size_t n = strlen(base) + 8;
+    char *prefix = malloc(n);
+    if (!dir || !prefix) {
+        free(a); free(b); free(dir); free(prefix);
+        return -ENOMEM;
+    }
+    snprintf(prefix, n, ".%s.sfio.", base);
+    free(a);
+    free(b);
+    *dir_p = dir;
+    *prefix_p = prefix;
+    return 0;
+}
+
+static size_t coord_bytes(int nranks)
+{
+    return sizeof(coord_t) + (size_t) nranks * sizeof(coord_rank_t);
+}
+
+/* OFD locks belong to the open file, not the process, so two handles of
+ * one process on the same file do not mistake each other for dead. */
+static int coord_lock(int fd, short type, bool wait)
+{
+    struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+    while (0 != fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl)) {
+        if (EINTR != errno) {
+            return -errno;
+        }
+    }
+    return 0;
+}
+
+static int recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n)
+{
+    if (s->recbuf_size >= n) {
+        return 0;
+    }
+    char *b = realloc(s->recbuf, n);
+    if (!b) {
+        return -ENOMEM;
+    }
+    s->recbuf = b;
+    s->recbuf_size = n;
+    return 0;
+}
+
+static int log_fd_of(mca_common_sfio_vstore_t *s, int rank)
+{
+    if (s->log_fds[rank] < 0) {
+        char *p = rank_file(s->dir, "log", rank);
+        if (!p) {
+            return -ENOMEM;
+        }
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        int err = errno;
+        free(p);
+        if (fd < 0) {
+            return -err;
+        }
+        s->log_fds[rank] = fd;
+    }
+    return s->log_fds[rank];
+}
+
+/* ------------------------------------------------------------------ */
+/* catching up with published versions                                */
+/* ------------------------------------------------------------------ */
+
+static void note_extent(mca_common_sfio_vstore_t *s, const mca_common_sfio_record_t *rec)
+{
+    for (uint32_t i = 0; i < rec->nranges; ++i) {
+        uint64_t end = rec->ranges[i].offset + rec->ranges[i].length;
+        if (rec->ranges[i].length && end > s->max_end) {
+            s->max_end = end;
+        }
+    }
+}
+
+/* Brings the index to the newest published version.  Caller holds lock. */
+static int catch_up(mca_common_sfio_vstore_t *s)
+{
+    uint64_t P = atomic_load_explicit(&s->coord->published, memory_order_acquire);
+    uint64_t folded = atomic_load_explicit(&s->coord->folded, memory_order_acquire);
+    if (P == s->seen) {
+        return 0;
+    }
+    char **bufs = calloc((size_t) s->nranks, sizeof(char *));
+    size_t npend = 0, cap = 0;
+    mca_common_sfio_vindex_pending_t *pend = NULL;
+    int rc = 0;
+    if (!bufs) {
+        return -ENOMEM;
+    }
+    for (int r = 0; r < s->nranks && 0 == rc; ++r) {
+        uint64_t tail = atomic_load_explicit(&s->coord->rank[r].rec_tail, memory_order_acquire);
+        if (tail <= s->rec_cursor[r]) {
+            continue;
+        }
+        size_t len = (size_t) (tail - s->rec_cursor[r]);
+        int fd = s->rec_fd;
+        int tmpfd = -1;
+        if (r != s->rank) {
+            char *p = rank_file(s->dir, "rec", r);
+            tmpfd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+            free(p);
+            if (tmpfd < 0) {
+                rc = -EIO;
+                break;
+            }
+            fd = tmpfd;
+        }
+        bufs[r] = malloc(len);
+        ssize_t got = bufs[r] ? mca_common_sfio_posix_pread_full(fd, bufs[r], len, s->rec_cursor[r])
+                              : -ENOMEM;
+        if (tmpfd >= 0) {
+            close(tmpfd);
+        }
+        if (got < 0 || (size_t) got != len) {
+            rc = got < 0 ? (int) got : -EIO;
+            break;
+        }
+        size_t pos = 0;
+        while (pos < len) {
+            mca_common_sfio_record_t rec;
+            int drc = mca_common_sfio_record_decode(bufs[r] + pos, len - pos, &rec);
+            if (drc < 0) {
+                rc = -EIO;     /* within a published tail: never torn */
+                break;
+            }
+            if (rec.version > P) {
+                break;         /* published later: next time */
+            }
+            if (MCA_COMMON_SFIO_RECORD_WRITE == rec.kind && rec.version > folded) {
+                if (npend == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    void *np = realloc(pend, cap * sizeof(*pend));
+                    if (!np) {
+                        rc = -ENOMEM;
+                        break;
+                    }
+                    pend = np;
+                }
+                pend[npend++] = (mca_common_sfio_vindex_pending_t) { .rank = r, .record = rec };
+                note_extent(s, &rec);
+            }
+            pos += rec.size;
+        }
+        s->rec_cursor[r] += pos;
+    }
+    if (0 == rc) {
+        rc = mca_common_sfio_vindex_apply_batch(&s->index, pend, npend);
+        s->seen = P;
+    }
+    for (int r = 0; r < s->nranks; ++r) {
+        free(bufs[r]);
+    }
+    free(bufs);
+    free(pend);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* publishing                                                         */
+/* ------------------------------------------------------------------ */
+
+static bool pid_dead(int64_t pid)
+{
+    return pid > 0 && 0 != kill((pid_t) pid, 0) && ESRCH == errno;
+}
+
+/* Version b is next to publish but nobody publishes it.  True when its
+ * writer is certainly dead: the rank holding b is dead, or no live rank
+ * holds b or is still claiming a version while some dead rank was. */
+static bool holder_dead(mca_common_sfio_vstore_t *s, uint64_t b)
+{
+    bool dead_claimer = false;
+    for (int r = 0; r < s->nranks; ++r) {
+        uint64_t pend = atomic_load(&s->coord->rank[r].pending);
+        int64_t pid = atomic_load(&s->coord->rank[r].pid);
+        if (pend == b) {
+            return pid_dead(pid);
+        }
+        if (CLAIMING == pend) {
+            if (!pid_dead(pid)) {
+                return false;   /* may be about to hold b */
+            }
+            dead_claimer = true;
+        }
+    }
+    return dead_claimer;
+}
+
+/* Publishes v after every lower version; skips a dead writer's version. */
+static void publish(mca_common_sfio_vstore_t *s, uint64_t v)
+{
+    unsigned long spins = 0;
+    for (;;) {
+        uint64_t p = atomic_load_explicit(&s->coord->published, memory_order_acquire);
+        if (p >= v) {
+            break;
+        }
+        if (p == v - 1) {
+            if (atomic_compare_exchange_strong_explicit(&s->coord->published, &p, v,
+                                                        memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                break;
+            }
+            continue;
+        }
+        if (0 == spins++) {
+            s->stats.publish_waits++;
+        }
+        if (spins < 256) {
+            sched_yield();
+        } else {
+            struct timespec ts = { 0, 20000 };
+            nanosleep(&ts, NULL);
+            if (0 == spins % 512 && holder_dead(s, p + 1) &&
+                atomic_compare_exchange_strong(&s->coord->published, &p, p + 1)) {
+                s->stats.aborted_versions++;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* open / close / fold                                                */
+/* ------------------------------------------------------------------ */
+
+static void store_free(mca_common_sfio_vstore_t *s)
+{
+    if (!s) {
+        return;
+    }
+    if (s->log_fds) {
+        for (int r = 0; r < s->nranks; ++r) {
+            if (s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
+                close(s->log_fds[r]);
+            }
+        }
+    }
+    if (s->log_fd >= 0) close(s->log_fd);
+    if (s->rec_fd >= 0) close(s->rec_fd);
+    if (s->coord && MAP_FAILED != (void *) s->coord) munmap(s->coord, s->coord_size);
+    if (s->coord_fd >= 0) close(s->coord_fd);   /* drops the liveness lock */
+    mca_common_sfio_vindex_destroy(&s->index);
+    pthread_mutex_destroy(&s->lock);
+    free(s->log_fds);
+    free(s->rec_cursor);
+    free(s->recbuf);
+    free(s->dir);
+    free(s);
+}
+
+static int agree(const mca_common_sfio_coll_t *c, int rc)
+{
+    int v = -rc;   /* errno values are positive: max picks a failure */
+    if (0 != c->allreduce_max_int(c->ctx, &v)) {
+        return -EIO;
+    }
+    return -v;
+}
+
+int mca_common_sfio_vstore_open(const char *path, int flat_fd, const mca_common_sfio_coll_t *coll,
+                                mca_common_sfio_vstore_t **store_p)
+{
+    char *dir = NULL, *prefix = NULL;
+    char id[256] = { 0 };
+    int rc = sidecar_parts(path, &dir, &prefix);
+
+    /* Rank 0 recovers what a crashed job left, then names a fresh sidecar. */
+    if (0 == coll->rank && 0 == rc) {
+        int n = mca_common_sfio_vstore_recover(path, flat_fd);
+        if (n < 0) {
+            rc = n;
+        }
+        static _Atomic unsigned serial;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(id, sizeof(id), "%s/%s%ld.%ld.%u", dir, prefix, (long) getpid(),
+                 (long) ts.tv_nsec, atomic_fetch_add(&serial, 1));
+    }
+    free(dir);
+    free(prefix);
+    rc = agree(coll, rc);
+    if (0 != rc) {
+        return rc;
+    }
+
+    mca_common_sfio_vstore_t *s = calloc(1, sizeof(*s));
+    if (!s) {
+        rc = -ENOMEM;
+    } else {
+        s->coll = *coll;
+        s->rank = coll->rank;
+        s->nranks = coll->size;
+        s->flat_fd = flat_fd;
+        s->coord_fd = s->log_fd = s->rec_fd = -1;
+        s->coord_size = coord_bytes(coll->size);
+        pthread_mutex_init(&s->lock, NULL);
+        mca_common_sfio_vindex_init(&s->index, NULL);
+        s->log_fds = malloc((size_t) coll->size * sizeof(int));
+        s->rec_cursor = calloc((size_t) coll->size, sizeof(uint64_t));
+        if (!s->log_fds || !s->rec_cursor) {
+            rc = -ENOMEM;
+        } else {
+            for (int r = 0; r < coll->size; ++r) s->log_fds[r] = -1;
+        }
+        if ((unsigned) coll->size > MCA_COMMON_SFIO_VINDEX_MAX_RANKS) {
+            rc = -E2BIG;
+        }
+    }
+
+    /* Rank 0 creates the sidecar and the coordination file. */
+    char *coord_path = NULL;
+    if (0 == coll->rank && 0 == rc) {
+        if (0 != mkdir(id, 0700)) {
+            rc = -errno;
+        } else if (!(coord_path = path_join(id, "coord"))) {
+            rc = -ENOMEM;
+        } else if ((s->coord_fd = open(coord_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+            rc = -errno;
+        } else if ((rc = coord_lock(s->coord_fd, F_RDLCK, false)) == 0 &&
+                   0 != ftruncate(s->coord_fd, (off_t) s->coord_size)) {
+            rc = -errno;
+        }
+        if (0 == rc) {
+            s->coord = mmap(NULL, s->coord_size, PROT_READ | PROT_WRITE, MAP_SHARED, s->coord_fd, 0);
+            if (MAP_FAILED == (void *) s->coord) {
+                s->coord = NULL;
+                rc = -errno;
+            } else {
+                s->coord->layout = COORD_LAYOUT;
+                s->coord->nranks = (uint32_t) coll->size;
+                atomic_store(&s->coord->published, 0);
+                atomic_store(&s->coord->next_version, 0);
+                atomic_store(&s->coord->folded, 0);
+                atomic_thread_fence(memory_order_release);
+                s->coord->magic = COORD_MAGIC;
+            }
+        }
+    }
+    int rc0 = rc;
+    if (0 != coll->bcast(coll->ctx, &rc0, sizeof(rc0), 0) ||
+        0 != coll->bcast(coll->ctx, id, sizeof(id), 0)) {
+        rc0 = -EIO;
+    }
+    if (0 != rc0 && 0 == rc) {
+        rc = rc0;
+    }
+
+    /* Everyone maps the coordination file and creates its own logs. */
+    if (0 == rc && 0 != coll->rank) {
+        if (!(coord_path = path_join(id, "coord"))) {
+            rc = -ENOMEM;
+        } else if ((s->coord_fd = open(coord_path, O_RDWR | O_CLOEXEC)) < 0) {
+            rc = -errno;
+        } else if (0 == (rc = coord_lock(s->coord_fd, F_RDLCK, false))) {
+            s->coord = mmap(NULL, s->coord_size, PROT_READ | PROT_WRITE, MAP_SHARED, s->coord_fd, 0);
+            if (MAP_FAILED == (void *) s->coord) {
+                s->coord = NULL;
+                rc = -errno;
+            } else if (COORD_MAGIC != s->coord->magic ||
+                       s->coord->nranks != (uint32_t) coll->size) {
+                rc = -EPROTO;   /* not the same node's file: no shared memory */
+            }
+        }
+    }
+    free(coord_path);
+    if (0 == rc) {
+        s->dir = strdup(id);
+        char *lp = rank_file(id, "log", s->rank), *rp = rank_file(id, "rec", s->rank);
+        if (!s->dir || !lp || !rp) {
+            rc = -ENOMEM;
+        } else if ((s->log_fd = open(lp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0 ||
+                   (s->rec_fd = open(rp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+            rc = -errno;
+        } else {
+            s->log_fds[s->rank] = s->log_fd;
+            atomic_store(&s->coord->rank[s->rank].pid, (int64_t) getpid());
+            atomic_store(&s->coord->rank[s->rank].pending, 0);
+            atomic_store(&s->coord->rank[s->rank].rec_tail, 0);
+        }
+        free(lp);
+        free(rp);
+    }
+    rc = agree(coll, rc);
+    if (0 != rc) {
+        if (s && s->dir) {
+            char *lp = rank_file(s->dir, "log", s->rank), *rp = rank_file(s->dir, "rec", s->rank);
+            if (lp) unlink(lp);
+            if (rp) unlink(rp);
+            free(lp);
+            free(rp);
+        }
+        coll->barrier(coll->ctx);
+        if (0 == coll->rank && '\0' != id[0]) {
+            char *cp = path_join(id, "coord");
+            if (cp) unlink(cp);
+            free(cp);
+            rmdir(id);
+        }
+        store_free(s);
+        return rc;
+    }
+    *store_p = s;
+    return 0;
+}
+
+typedef struct {
+    mca_common_sfio_vstore_t *s;
+    char *buf;
+    int rc;
+} fold_ctx_t;
+
+/* Writes back one piece this rank won. */
+static int fold_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    fold_ctx_t *f = ctx;
+    uint64_t done = 0;
+    while (done < p->length) {
+        size_t n = (size_t) (p->length - done < FOLD_CHUNK ? p->length - done : FOLD_CHUNK);
+        ssize_t got = mca_common_sfio_posix_pread_full(f->s->log_fd, f->buf, n, p->log_offset + done);
+        if (got != (ssize_t) n) {
+            return f->rc = got < 0 ? (int) got : -EIO;
+        }
+        ssize_t put = mca_common_sfio_posix_pwrite_full(f->s->flat_fd, f->buf, n, p->offset + done);
+        if (put != (ssize_t) n) {
+            return f->rc = put < 0 ? (int) put : -EIO;
+        }
+        done += n;
+    }
+    f->s->stats.bytes_folded += p->length;
+    return 0;
+}
+
+int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable)
+{
+    const mca_common_sfio_coll_t *c = &s->coll;
+    int rc;
+
+    /* Every write of the group has returned, so every version is published. */
+    if (0 != c->barrier(c->ctx)) {
+        return -EIO;
+    }
+    pthread_mutex_lock(&s->lock);
+    uint64_t P = atomic_load(&s->coord->published);
+    uint64_t F = atomic_load(&s->coord->folded);
+    if (P == F) {
+        pthread_mutex_unlock(&s->lock);
+        rc = 0;
+        if (durable && 0 != fsync(s->flat_fd)) {
+            rc = -errno;
+        }
+        return agree(c, rc);
+    }
+    rc = catch_up(s);
+    if (0 == rc) {
+        fold_ctx_t f = { .s = s, .buf = malloc(FOLD_CHUNK), .rc = 0 };
+        rc = f.buf ? mca_common_sfio_vindex_foreach_rank(&s->index, s->rank, fold_piece, &f)
+                   : -ENOMEM;
+        if (0 == rc) rc = f.rc;
+        free(f.buf);
+        s->stats.folds++;
+    }
+    if (0 == rc && durable && 0 != fsync(s->flat_fd)) {
+        rc = -errno;
+    }
+    rc = agree(c, rc);
+    if (0 == rc) {
+        /* Everything <= P is in the flat file: the logs may go. */
+        if (0 == s->rank) {
+            atomic_store(&s->coord->folded, P);
+        }
+        if (0 != c->barrier(c->ctx)) {
+            rc = -EIO;
+        }
+    }
+    if (0 == rc) {
+        if (0 != ftruncate(s->log_fd, 0) || 0 != ftruncate(s->rec_fd, 0)) {
+            rc = -errno;
+        }
+        s->log_tail = s->rec_tail = 0;
+        atomic_store(&s->coord->rank[s->rank].rec_tail, 0);
+        memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
+        mca_common_sfio_vindex_clear(&s->index);
+        s->max_end = 0;
+        s->seen = P;
+        rc = agree(c, rc);   /* nobody reads a stale tail after this */
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
+{
+    int rc = mca_common_sfio_vstore_fold(s, false);
+    char *lp = rank_file(s->dir, "log", s->rank), *rp = rank_file(s->dir, "rec", s->rank);
+    if (0 == rc) {
+        /* Folded: the sidecar holds nothing the flat file lacks. */
+        if (lp) unlink(lp);
+        if (rp) unlink(rp);
+    }
+    free(lp);
+    free(rp);
+    int brc = s->coll.barrier(s->coll.ctx);
+    if (0 == rc && 0 == brc && 0 == s->rank) {
+        char *cp = path_join(s->dir, "coord");
+        if (cp) unlink(cp);
+        free(cp);
+        rmdir(s->dir);
+    }
+    store_free(s);
+    return rc ? rc : (brc ? -EIO : 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* data path                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Appends segs to this rank's log as one version and publishes it. */
+static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                         size_t n)
+{
+    mca_common_sfio_ioseg_t *logsegs = malloc(n * sizeof(*logsegs));
+    mca_common_sfio_range_t *ranges = malloc(n * sizeof(*ranges));
+    uint32_t nranges = 0;
+    uint64_t total = 0, start = s->log_tail;
+    int rc = 0;
+
+    if (!logsegs || !ranges) {
+        free(logsegs);
+        free(ranges);
+        return -ENOMEM;
+    }
+    /* The log holds the bytes in data order; the record lists the file
+     * ranges in that order, neighbours merged. */
+    for (size_t i = 0; i < n; ++i) {
+        logsegs[i] = (mca_common_sfio_ioseg_t) { start + total, segs[i].length, segs[i].buf };
+        if (nranges > 0 &&
+            ranges[nranges - 1].offset + ranges[nranges - 1].length == segs[i].offset) {
+            ranges[nranges - 1].length += segs[i].length;
+        } else {
+            ranges[nranges++] = (mca_common_sfio_range_t) { segs[i].offset, segs[i].length };
+        }
+        total += segs[i].length;
+    }
+    if (start + total > MCA_COMMON_SFIO_VINDEX_MAX_LOG) {
+        rc = -EFBIG;
+    }
+    uint64_t written = 0;
+    if (0 == rc) {
+        rc = mca_common_sfio_posix_write_segs(s->log_fd, logsegs, n, &written);
+    }
+    s->log_tail = start + written;   /* never reuse log bytes, even after a failure */
+    free(logsegs);
+    size_t rsize = mca_common_sfio_record_size(nranges);
+    if (0 == rc) {
+        rc = recbuf_reserve(s, rsize);
+    }
+    if (0 != rc) {
+        free(ranges);
+        return rc;
+    }
+
+    coord_rank_t *me = &s->coord->rank[s->rank];
+    atomic_store(&me->pending, CLAIMING);
+    uint64_t v = atomic_fetch_add(&s->coord->next_version, 1) + 1;
+    atomic_store(&me->pending, v);
+
+    mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
+                                  nranges);
+    free(ranges);
+    ssize_t put = mca_common_sfio_posix_pwrite_full(s->rec_fd, s->recbuf, rsize, s->rec_tail);
+    if (put == (ssize_t) rsize) {
+        s->rec_tail += rsize;
+        atomic_store_explicit(&me->rec_tail, s->rec_tail, memory_order_release);
+    } else {
+        rc = put < 0 ? (int) put : -EIO;
+        /* The version still gets published, empty, so others never wait. */
+    }
+    publish(s, v);
+    atomic_store(&me->pending, 0);
+    if (0 == rc) {
+        s->stats.versions++;
+        s->stats.bytes_versioned += total;
+    }
+    return rc;
+}
+
+int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                                 size_t nsegs, bool atomic, mca_common_sfio_private_fn_t is_private,
+                                 void *private_ctx, uint64_t *written_p)
+{
+    mca_common_sfio_ioseg_t *direct = malloc((nsegs ? nsegs : 1) * sizeof(*direct));
+    mca_common_sfio_ioseg_t *versioned = malloc((nsegs ? nsegs : 1) * sizeof(*versioned));
+    size_t ndirect = 0, nversioned = 0;
+    uint64_t bytes_direct = 0, bytes_versioned = 0;
+    int rc;
+
+    if (!direct || !versioned) {
+        free(direct);
+        free(versioned);
+        return -ENOMEM;
+    }
+    pthread_mutex_lock(&s->lock);
+    rc = catch_up(s);
+    for (size_t i = 0; 0 == rc && i < nsegs; ++i) {
+        const mca_common_sfio_ioseg_t *g = &segs[i];
+        if (0 == g->length) {
+            continue;
+        }
+        /* In place only where no published version covers the bytes (a
+         * later read would overlay them), and, in atomic mode, only bytes
+         * no other rank can access. */
+        bool in_place = !mca_common_sfio_vindex_overlaps(&s->index, g->offset, g->length) &&
+                        (!atomic || (is_private && is_private(private_ctx, g->offset, g->length)));
+        if (in_place) {
+            direct[ndirect++] = *g;
+            bytes_direct += g->length;
+        } else {
+            versioned[nversioned++] = *g;
+            bytes_versioned += g->length;
+        }
+    }
+    uint64_t done = 0;
+    if (0 == rc && ndirect > 0) {
+        rc = mca_common_sfio_posix_write_segs(s->flat_fd, direct, ndirect, &done);
+        s->stats.bytes_in_place += done;
+    }
+    if (0 == rc && nversioned > 0) {
+        rc = write_version(s, versioned, nversioned);
+        if (0 == rc) {
+            done += bytes_versioned;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    free(direct);
+    free(versioned);
+    (void) bytes_direct;
+    *written_p = done;
+    return rc;
+}
+
+typedef struct {
+    mca_common_sfio_vstore_t *s;
+    const mca_common_sfio_ioseg_t *seg;
+    int rc;
+} overlay_ctx_t;
+
+static int overlay_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    overlay_ctx_t *o = ctx;
+    if (p->rank < 0) {
+        return 0;
+    }
+    int fd = log_fd_of(o->s, p->rank);
+    if (fd < 0) {
+        return o->rc = fd;
+    }
+    char *dst = (char *) o->seg->buf + (p->offset - o->seg->offset);
+    ssize_t got = mca_common_sfio_posix_pread_full(fd, dst, (size_t) p->length, p->log_offset);
+    if (got != (ssize_t) p->length) {
+        return o->rc = got < 0 ? (int) got : -EIO;
+    }
+    o->s->stats.bytes_overlaid += p->length;
+    return 0;
+}
+
+int mca_common_sfio_vstore_read(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                                size_t nsegs, const mca_common_sfio_sieve_policy_t *policy,
+                                mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
+{
+    uint64_t flat_bytes = 0;
+    int rc;
+
+    pthread_mutex_lock(&s->lock);
+    rc = catch_up(s);
+    if (0 == rc) {
+        rc = mca_common_sfio_posix_read_segs(s->flat_fd, segs, nsegs, policy, scratch, &flat_bytes);
+    }
+    if (0 != rc || mca_common_sfio_vindex_empty(&s->index)) {
+        pthread_mutex_unlock(&s->lock);
+        *read_p = flat_bytes;
+        return rc;
+    }
+    /* The snapshot ends at the flat end or at the furthest version's end;
+     * bytes between are a hole of zeros, as after a serial write. */
+    struct stat st;
+    uint64_t flat_size = 0 == fstat(s->flat_fd, &st) ? (uint64_t) st.st_size : 0;
+    uint64_t end = flat_size > s->max_end ? flat_size : s->max_end;
+    uint64_t total = 0;
+    for (size_t i = 0; i < nsegs && 0 == rc; ++i) {
+        const mca_common_sfio_ioseg_t *g = &segs[i];
+        if (0 == g->length || g->offset >= end) {
+            continue;
+        }
+        uint64_t len = g->offset + g->length <= end ? g->length : end - g->offset;
+        if (g->offset + len > flat_size) {
+            uint64_t z = g->offset > flat_size ? g->offset : flat_size;
+            memset((char *) g->buf + (z - g->offset), 0, (size_t) (g->offset + len - z));
+        }
+        overlay_ctx_t o = { .s = s, .seg = g, .rc = 0 };
+        rc = mca_common_sfio_vindex_pieces(&s->index, g->offset, len, overlay_piece, &o);
+        if (0 == rc) rc = o.rc;
+        total += len;
+    }
+    pthread_mutex_unlock(&s->lock);
+    *read_p = total;
+    return rc;
+}
+
+int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *s, uint64_t *size_p)
+{
+    struct stat st;
+    pthread_mutex_lock(&s->lock);
+    int rc = catch_up(s);
+    if (0 == rc && 0 != fstat(s->flat_fd, &st)) {
+        rc = -errno;
+    }
+    if (0 == rc) {
+        uint64_t flat = (uint64_t) st.st_size;
+        *size_p = flat > s->max_end ? flat : s->max_end;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+void mca_common_sfio_vstore_stats(const mca_common_sfio_vstore_t *s,
+                                  mca_common_sfio_vstore_stats_t *stats_p)
+{
+    *stats_p = s->stats;
+}
+
+const char *mca_common_sfio_vstore_dir(const mca_common_sfio_vstore_t *s)
+{
+    return s->dir;
+}
+
+/* ------------------------------------------------------------------ */
+/* recovery                                                           */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    int *log_fds;
+    int flat_fd;
+    char *buf;
+    int rc;
+} recover_ctx_t;
+
+static int recover_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    recover_ctx_t *r = ctx;
+    uint64_t done = 0;
+    while (done < p->length) {
+        size_t n = (size_t) (p->length - done < FOLD_CHUNK ? p->length - done : FOLD_CHUNK);
+        ssize_t got = mca_common_sfio_posix_pread_full(r->log_fds[p->rank], r->buf, n,
+                                                       p->log_offset + done);
+        if (got != (ssize_t) n ||
+            mca_common_sfio_posix_pwrite_full(r->flat_fd, r->buf, n, p->offset + done) != (ssize_t) n) {
+            return r->rc = -EIO;
+        }
+        done += n;
+    }
+    return 0;
+}
+
+/* Applies one orphaned sidecar to the flat file and removes it.  Returns
+ * 1 when recovered, 0 when the sidecar is alive or incomplete, or a
+ * negative errno. */
+static int recover_one(const char *sidecar, int flat_fd)
+{
+    char *cp = path_join(sidecar, "coord");
+    int fd = cp ? open(cp, O_RDWR | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        free(cp);
+        return 0;                    /* being created, or litter: leave it */
+    }
+    if (0 != coord_lock(fd, F_WRLCK, false)) {
+        close(fd);
+        free(cp);
+        return 0;                    /* a live group holds it */
+    }
+    struct stat st;
+    coord_t *c = NULL;
+    if (0 != fstat(fd, &st) || (size_t) st.st_size < sizeof(coord_t) ||
+        MAP_FAILED == (void *) (c = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE,
+                                         MAP_SHARED, fd, 0)) ||
+        COORD_MAGIC != c->magic || (size_t) st.st_size < coord_bytes((int) c->nranks)) {
+        if (c && MAP_FAILED != (void *) c) munmap(c, (size_t) st.st_size);
+        close(fd);
+        free(cp);
+        return 0;
+    }
+    int nranks = (int) c->nranks;
+    uint64_t P = atomic_load(&c->published), F = atomic_load(&c->folded);
+    mca_common_sfio_vindex_t index;
+    mca_common_sfio_vindex_init(&index, NULL);
+    mca_common_sfio_vindex_pending_t *pend = NULL;
+    size_t npend = 0, cap = 0;
+    char **bufs = calloc((size_t) nranks, sizeof(char *));
+    int *log_fds = malloc((size_t) nranks * sizeof(int));
+    int rc = (bufs && log_fds) ? 0 : -ENOMEM;
+    for (int r = 0; r < nranks && log_fds; ++r) log_fds[r] = -1;
+
+    for (int r = 0; r < nranks && 0 == rc; ++r) {
+        uint64_t tail = atomic_load(&c->rank[r].rec_tail);
+        char *rp = rank_file(sidecar, "rec", r), *lp = rank_file(sidecar, "log", r);
+        int rfd = rp ? open(rp, O_RDONLY | O_CLOEXEC) : -1;
+        log_fds[r] = lp ? open(lp, O_RDONLY | O_CLOEXEC) : -1;
+        free(rp);
+        free(lp);
+        if (0 == tail) {
+            if (rfd >= 0) close(rfd);
+            continue;
+        }
+        bufs[r] = malloc((size_t) tail);
+        ssize_t got = (rfd >= 0 && bufs[r]) ? mca_common_sfio_posix_pread_full(rfd, bufs[r], (size_t) tail, 0) : -EIO;
+        if (rfd >= 0) close(rfd);
+        if (got != (ssize_t) tail || log_fds[r] < 0) {
+            rc = -EIO;
+            break;
+        }
+        for (size_t pos = 0; pos < tail;) {
+            mca_common_sfio_record_t rec;
+            if (0 != mca_common_sfio_record_decode(bufs[r] + pos, (size_t) tail - pos, &rec)) {
+                rc = -EIO;
+                break;
+            }
+            if (MCA_COMMON_SFIO_RECORD_WRITE == rec.kind && rec.version > F && rec.version <= P) {
+                if (npend == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    void *np = realloc(pend, cap * sizeof(*pend));
+                    if (!np) { rc = -ENOMEM; break; }
+                    pend = np;
+                }
+                pend[npend++] = (mca_common_sfio_vindex_pending_t) { .rank = r, .record = rec };
+            }
+            pos += rec.size;
+        }
+    }
+    if (0 == rc) {
+        rc = mca_common_sfio_vindex_apply_batch(&index, pend, npend);
+    }
+    for (int r = 0; r < nranks && 0 == rc; ++r) {
+        recover_ctx_t ctx = { .log_fds = log_fds, .flat_fd = flat_fd, .buf = malloc(FOLD_CHUNK), .rc = 0 };
+        rc = ctx.buf ? mca_common_sfio_vindex_foreach_rank(&index, r, recover_piece, &ctx) : -ENOMEM;
+        if (0 == rc) rc = ctx.rc;
+        free(ctx.buf);
+    }
+    if (0 == rc && 0 != fsync(flat_fd)) {
+        rc = -errno;
+    }
+    if (0 == rc) {
+        atomic_store(&c->folded, P);   /* a second recovery would redo nothing */
+        for (int r = 0; r < nranks; ++r) {
+            char *rp = rank_file(sidecar, "rec", r), *lp = rank_file(sidecar, "log", r);
+            if (rp) unlink(rp);
+            if (lp) unlink(lp);
+            free(rp);
+            free(lp);
+        }
+        unlink(cp);
+        rmdir(sidecar);
+    }
+    for (int r = 0; r < nranks; ++r) {
+        if (bufs) free(bufs[r]);
+        if (log_fds && log_fds[r] >= 0) close(log_fds[r]);
+    }
+    free(bufs);
+    free(log_fds);
+    free(pend);
+    mca_common_sfio_vindex_destroy(&index);
+    munmap(c, (size_t) st.st_size);
+    close(fd);
+    free(cp);
+    return 0 == rc ? 1 : rc;
+}
+
+int mca_common_sfio_vstore_recover(const char *path, int flat_fd)
+{
+    char *dir = NULL, *prefix = NULL;
+    int rc = sidecar_parts(path, &dir, &prefix), count = 0;
+    if (0 != rc) {
+        return rc;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        rc = -errno;
+    }
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (0 != strncmp(e->d_name, prefix, strlen(prefix))) {
+            continue;
+        }
+        char *sc = path_join(dir, e->d_name);
+        int n = sc ? recover_one(sc, flat_fd) : -ENOMEM;
+        free(sc);
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        count += n;
+    }
+    if (d) closedir(d);
+    free(dir);
+    free(prefix);
+    return rc < 0 ? rc : count;
+}

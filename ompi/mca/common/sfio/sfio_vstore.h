@@ -1,0 +1,98 @@
+/*
+ * sfio_vstore: the versioned store of one open file (seed 000, adapted).
+ *
+ * Beside the user's flat file, in a sidecar directory
+ * ".<name>.sfio.<id>/", every rank keeps an append-only data log and a
+ * record log; a small shared "coord" file, mapped by all ranks of the node,
+ * holds the version counter, the publish watermark and each rank's record
+ * tail.  A write that needs atomicity appends its bytes to the rank's log,
+ * then takes a version (one atomic increment), appends a record naming the
+ * file ranges, and publishes in version order.  Reads overlay the flat
+ * file with the newest published bytes (sfio_vindex).  Collective points
+ * fold published versions into the flat file, each rank writing the bytes
+ * it won.  An interrupted store is recovered by the next open.
+ *
+ * Coordination is shared-memory atomics on one node: no rank ever waits
+ * for another to enter MPI; a writer waits only for lower versions'
+ * publication (a few hundred ns of metadata), and a dead writer's version
+ * is skipped.
+ */
+#ifndef MCA_COMMON_SFIO_VSTORE_H
+#define MCA_COMMON_SFIO_VSTORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sfio_iobatch.h"
+#include "sfio_posixio.h"
+
+typedef struct mca_common_sfio_vstore_t mca_common_sfio_vstore_t;
+
+/* Counters of what the data path did, per rank. */
+typedef struct mca_common_sfio_vstore_stats_t {
+    uint64_t bytes_in_place;    /* written straight to the flat file */
+    uint64_t bytes_versioned;   /* written through versions */
+    uint64_t bytes_overlaid;    /* read from logs instead of the flat file */
+    uint64_t versions;          /* versions this rank published */
+    uint64_t folds;             /* folds with something to write back */
+    uint64_t bytes_folded;      /* bytes this rank wrote back at folds */
+    uint64_t publish_waits;     /* publishes that had to wait for lower versions */
+    uint64_t aborted_versions;  /* versions of dead writers this rank skipped */
+} mca_common_sfio_vstore_stats_t;
+
+/* Collective-operation callbacks, so the store needs no MPI itself. */
+typedef struct mca_common_sfio_coll_t {
+    void *ctx;
+    int rank, size;
+    int (*barrier)(void *ctx);
+    int (*bcast)(void *ctx, void *buf, int bytes, int root);
+    int (*allreduce_max_int)(void *ctx, int *value);
+} mca_common_sfio_coll_t;
+
+/* Which bytes of a write may go straight to the flat file even in atomic
+ * mode (seed 004's private objects).  Returns true for bytes only this
+ * rank can access.  NULL: none are private. */
+typedef bool (*mca_common_sfio_private_fn_t)(void *ctx, uint64_t offset, uint64_t length);
+
+/* Collective.  Creates the store of the file at path (opened as flat_fd
+ * by every rank), after recovering any orphaned store of the same file.
+ * Returns 0 and *store_p, or a negative errno (same on every rank; then
+ * the file is used without a store). */
+int mca_common_sfio_vstore_open(const char *path, int flat_fd, const mca_common_sfio_coll_t *coll,
+                                mca_common_sfio_vstore_t **store_p);
+
+/* Collective.  Folds, removes the sidecar, frees the store. */
+int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *store);
+
+/* Collective.  Writes every published version back to the flat file;
+ * with durable, also fsyncs it. */
+int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *store, bool durable);
+
+/* Writes segs.  atomic: the write is one serializable unit; bytes that
+ * is_private accepts go in place.  Not atomic: bytes go in place unless a
+ * published version covers them (then they become a version, so that
+ * program order holds).  Returns 0 and bytes written, or a negative errno. */
+int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *store, const mca_common_sfio_ioseg_t *segs,
+                                 size_t nsegs, bool atomic, mca_common_sfio_private_fn_t is_private,
+                                 void *private_ctx, uint64_t *written_p);
+
+/* Reads segs from the newest published snapshot.  Returns 0 and the bytes
+ * read (stopping at the snapshot's end of file), or a negative errno. */
+int mca_common_sfio_vstore_read(mca_common_sfio_vstore_t *store, const mca_common_sfio_ioseg_t *segs,
+                                size_t nsegs, const mca_common_sfio_sieve_policy_t *policy,
+                                mca_common_sfio_scratch_t *scratch, uint64_t *read_p);
+
+/* Size of the newest published snapshot (flat size or beyond). */
+int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *store, uint64_t *size_p);
+
+void mca_common_sfio_vstore_stats(const mca_common_sfio_vstore_t *store,
+                                  mca_common_sfio_vstore_stats_t *stats_p);
+
+/* Sidecar directory of the store (for messages and tests). */
+const char *mca_common_sfio_vstore_dir(const mca_common_sfio_vstore_t *store);
+
+/* Recovers every orphaned store of path into flat_fd (one process).
+ * Returns the number of stores recovered, or a negative errno. */
+int mca_common_sfio_vstore_recover(const char *path, int flat_fd);
+
+#endif
