@@ -15,6 +15,7 @@ struct mca_common_sfio_async_job_t {
     int fd;
     mca_common_sfio_vstore_t *store;
     bool atomic;
+    const mca_common_sfio_objects_t *objects;
     size_t nsegs;
     mca_common_sfio_ioseg_t *segs;
     mca_common_sfio_sieve_policy_t policy;
@@ -64,7 +65,7 @@ static void *worker_main(void *arg)
         if (NULL != job->store) {
             rc = (MCA_COMMON_SFIO_ASYNC_WRITE == job->kind)
                 ? mca_common_sfio_vstore_write(job->store, job->segs, job->nsegs, job->atomic,
-                                               NULL, NULL, &bytes)
+                                               job->objects, &bytes)
                 : mca_common_sfio_vstore_read(job->store, job->segs, job->nsegs, &job->policy,
                                               &scratch, &bytes);
         } else {
@@ -87,6 +88,7 @@ static void *worker_main(void *arg)
 
 int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
                                  mca_common_sfio_vstore_t *store, bool atomic,
+                                 const mca_common_sfio_objects_t *objects,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_sieve_policy_t *policy,
                                  mca_common_sfio_async_job_t **job_p)
@@ -106,6 +108,7 @@ int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
     job->fd = fd;
     job->store = store;
     job->atomic = atomic;
+    job->objects = objects;
     job->policy = *policy;
     atomic_init(&job->done, false);
 

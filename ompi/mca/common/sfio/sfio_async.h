@@ -26,6 +26,7 @@ typedef enum {
  * the job in *job_p, or a negative errno (nothing queued). */
 int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
                                  mca_common_sfio_vstore_t *store, bool atomic,
+                                 const mca_common_sfio_objects_t *objects,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_sieve_policy_t *policy,
                                  mca_common_sfio_async_job_t **job_p);

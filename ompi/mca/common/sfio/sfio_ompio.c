@@ -15,6 +15,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/request/request.h"
 #include "ompi/mca/fs/base/base.h"
+#include "ompi/datatype/ompi_datatype.h"
 #include "opal/util/output.h"
 #include "opal/util/path.h"
 #include "opal/util/show_help.h"
@@ -125,6 +126,8 @@ mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh)
 /* File-system operations                                             */
 /* ------------------------------------------------------------------ */
 
+static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence);
+
 static int open_flags(int amode, bool creator)
 {
     int flags = 0;
@@ -234,7 +237,23 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     } else if (!options->versioned_store) {
         f->store_errno = ENOTSUP;
     }
+    mca_common_sfio_objects_init(&f->objects);
+    f->private_objects = options->private_objects;
+    f->objects_max_ranges = options->objects_max_ranges;
     fh->f_fs_ptr = f;
+    if (NULL != f->store) {
+        if (NULL != fh->f_sharedfp) {
+            f->sharedfp_real = fh->f_sharedfp;
+            f->sharedfp_proxy = *fh->f_sharedfp;
+            f->sharedfp_proxy.sharedfp_seek = collective_point_seek;
+            fh->f_sharedfp = &f->sharedfp_proxy;
+        } else {
+            opal_output_verbose(1, mca_common_sfio_output,
+                                "sfio: %s has no shared-file-pointer module: set_view is not "
+                                "seen, so every byte counts as shared and collective atomic "
+                                "writes go through the stock fcoll", filename);
+        }
+    }
     return MPI_SUCCESS;
 }
 
@@ -291,8 +310,13 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (NULL != f) {
         if (NULL != f->store) {
+            int rc = mca_common_sfio_vstore_fold(f->store, false);
             report_stats(fh, f->store);
-            int rc = mca_common_sfio_vstore_close(f->store);
+            if (0 == rc) {
+                rc = mca_common_sfio_vstore_close(f->store);
+            } else {
+                (void) mca_common_sfio_vstore_close(f->store);
+            }
             f->store = NULL;
             if (0 != rc) {
                 mca_common_sfio_show_help("io-error", true, "fs/versioned", "fold the versions into",
@@ -300,6 +324,15 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
                 err = mca_common_sfio_errno_to_mpi(-rc);
             }
         }
+        /* OMPIO unselects fcoll and sharedfp after fs close: hand back the
+         * real modules before the proxies' memory goes. */
+        if (NULL != f->sharedfp_real && fh->f_sharedfp == &f->sharedfp_proxy) {
+            fh->f_sharedfp = f->sharedfp_real;
+        }
+        if (NULL != f->fcoll_real && fh->f_fcoll == &f->fcoll_proxy) {
+            fh->f_fcoll = f->fcoll_real;
+        }
+        mca_common_sfio_objects_destroy(&f->objects);
         f->magic = 0;
         free(f);
         fh->f_fs_ptr = NULL;
@@ -451,7 +484,8 @@ ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh)
                         nsegs ? segs[0].offset : 0, mca_common_sfio_ioseg_total(segs, nsegs),
                         fh->f_atomicity, store ? "yes" : "no");
     if (NULL != store) {
-        rc = mca_common_sfio_vstore_write(store, segs, nsegs, 0 != fh->f_atomicity, NULL, NULL,
+        rc = mca_common_sfio_vstore_write(store, segs, nsegs, 0 != fh->f_atomicity,
+                                          mca_common_sfio_file_objects(mca_common_sfio_file_of(fh)),
                                           &written);
     } else {
         rc = mca_common_sfio_posix_write_segs(fh->fd, segs, nsegs, &written);
@@ -508,8 +542,9 @@ static ssize_t submit(ompio_file_t *fh, ompi_request_t *request, mca_common_sfio
         0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
         return OMPI_ERROR;
     }
-    int rc = mca_common_sfio_async_submit(kind, fh->fd, store, 0 != fh->f_atomicity, segs, nsegs,
-                                          policy ? policy : &no_sieve, &job);
+    int rc = mca_common_sfio_async_submit(kind, fh->fd, store, 0 != fh->f_atomicity,
+                                          mca_common_sfio_file_objects(mca_common_sfio_file_of(fh)),
+                                          segs, nsegs, policy ? policy : &no_sieve, &job);
     free(segs);
     if (0 != rc) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: cannot queue I/O: %s",
@@ -619,4 +654,181 @@ void mca_common_sfio_ompio_untrack(ompio_file_t *fh)
         tracked.files = NULL;
         tracked.capacity = 0;
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* The collective point after every set_view (see sfio_ompio.h)        */
+/* ------------------------------------------------------------------ */
+
+/* Seed 004: gathers every rank's view and derives which bytes only one
+ * rank can access.  On any failure the objects stay invalid: all shared. */
+static int compute_objects(ompio_file_t *fh, mca_common_sfio_file_t *f)
+{
+    ompi_communicator_t *comm = fh->f_comm;
+    int n = fh->f_size, rc;
+    int mine = (int) fh->f_iov_count * 2;
+    int *counts = malloc((size_t) n * sizeof(int)), *displs = malloc((size_t) n * sizeof(int));
+    uint64_t *meta = malloc((size_t) n * 2 * sizeof(uint64_t));
+    uint64_t mymeta[2] = { (uint64_t) fh->f_disp, (uint64_t) fh->f_view_extent };
+    uint64_t *myblocks = malloc((size_t) (mine ? mine : 1) * sizeof(uint64_t));
+    uint64_t *blocks = NULL;
+    mca_common_sfio_view_t *views = NULL;
+
+    mca_common_sfio_objects_destroy(&f->objects);
+    mca_common_sfio_objects_init(&f->objects);
+    /* All ranks take the same path through the collectives below. */
+    int fail = (!counts || !displs || !meta || !myblocks);
+    rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, comm,
+                                      comm->c_coll->coll_allreduce_module);
+    if (OMPI_SUCCESS != rc || fail) {
+        rc = OMPI_SUCCESS == rc ? OMPI_ERR_OUT_OF_RESOURCE : rc;
+        goto out;
+    }
+    for (uint32_t i = 0; i < fh->f_iov_count; ++i) {
+        myblocks[2 * i] = (uint64_t) (intptr_t) fh->f_decoded_iov[i].iov_base;
+        myblocks[2 * i + 1] = fh->f_decoded_iov[i].iov_len;
+    }
+    rc = comm->c_coll->coll_allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, comm,
+                                      comm->c_coll->coll_allgather_module);
+    if (OMPI_SUCCESS == rc) {
+        rc = comm->c_coll->coll_allgather(mymeta, 2, MPI_UINT64_T, meta, 2, MPI_UINT64_T, comm,
+                                          comm->c_coll->coll_allgather_module);
+    }
+    size_t total = 0;
+    for (int r = 0; OMPI_SUCCESS == rc && r < n; ++r) {
+        displs[r] = (int) total;
+        total += (size_t) counts[r];
+    }
+    if (OMPI_SUCCESS == rc && total > (size_t) INT32_MAX) {
+        rc = OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (OMPI_SUCCESS == rc) {
+        blocks = malloc((total ? total : 1) * sizeof(uint64_t));
+        views = malloc((size_t) n * sizeof(*views));
+        /* allgatherv must be entered by all; a local allocation failure
+         * only spoils the result, which the verdict below drops */
+        rc = comm->c_coll->coll_allgatherv(myblocks, mine, MPI_UINT64_T,
+                                           blocks ? blocks : myblocks, counts, displs,
+                                           MPI_UINT64_T, comm,
+                                           comm->c_coll->coll_allgatherv_module);
+        if (OMPI_SUCCESS == rc && (!blocks || !views)) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    if (OMPI_SUCCESS == rc) {
+        for (int r = 0; r < n; ++r) {
+            views[r] = (mca_common_sfio_view_t) {
+                .disp = meta[2 * r], .extent = meta[2 * r + 1],
+                .blocks = (const mca_common_sfio_range_t *) (blocks + displs[r]),
+                .nblocks = (size_t) counts[r] / 2,
+            };
+        }
+        /* Pure and deterministic: every rank derives the same objects. */
+        int orc = mca_common_sfio_objects_compute(views, (size_t) n, f->objects_max_ranges,
+                                                  &f->objects);
+        if (0 != orc) {
+            opal_output_verbose(1, mca_common_sfio_output,
+                                "sfio: views too complex to intersect (%s): every byte is shared",
+                                strerror(-orc));
+            mca_common_sfio_objects_destroy(&f->objects);
+            mca_common_sfio_objects_init(&f->objects);
+        }
+    }
+out:
+    free(counts);
+    free(displs);
+    free(meta);
+    free(myblocks);
+    free(blocks);
+    free(views);
+    return rc;
+}
+
+static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
+                            struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (fh->f_atomicity || NULL == f) {
+        /* One versioned write per rank: the versions order the group. */
+        return mca_common_ompio_file_write(fh, buf, count, datatype, status);
+    }
+    return f->fcoll_real->fcoll_file_write_all(fh, buf, count, datatype, status);
+}
+
+static int atomic_read_all(ompio_file_t *fh, void *buf, int count,
+                           struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (fh->f_atomicity || NULL == f) {
+        /* Aggregators would read a rank's data in several snapshots. */
+        return mca_common_ompio_file_read(fh, buf, count, datatype, status);
+    }
+    return f->fcoll_real->fcoll_file_read_all(fh, buf, count, datatype, status);
+}
+
+static int atomic_iwrite_all(ompio_file_t *fh, const void *buf, int count,
+                             struct ompi_datatype_t *datatype, ompi_request_t **request)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real->fcoll_file_iwrite_all) {
+        return mca_common_ompio_file_iwrite(fh, buf, count, datatype, request);
+    }
+    return f->fcoll_real->fcoll_file_iwrite_all(fh, buf, count, datatype, request);
+}
+
+static int atomic_iread_all(ompio_file_t *fh, void *buf, int count,
+                            struct ompi_datatype_t *datatype, ompi_request_t **request)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real->fcoll_file_iread_all) {
+        return mca_common_ompio_file_iread(fh, buf, count, datatype, request);
+    }
+    return f->fcoll_real->fcoll_file_iread_all(fh, buf, count, datatype, request);
+}
+
+static void wrap_fcoll(ompio_file_t *fh, mca_common_sfio_file_t *f)
+{
+    if (NULL == fh->f_fcoll || fh->f_fcoll == &f->fcoll_proxy) {
+        return;
+    }
+    f->fcoll_real = fh->f_fcoll;
+    f->fcoll_proxy = *fh->f_fcoll;
+    f->fcoll_proxy.fcoll_file_write_all = atomic_write_all;
+    f->fcoll_proxy.fcoll_file_read_all = atomic_read_all;
+    f->fcoll_proxy.fcoll_file_iwrite_all = atomic_iwrite_all;
+    f->fcoll_proxy.fcoll_file_iread_all = atomic_iread_all;
+    fh->f_fcoll = &f->fcoll_proxy;
+}
+
+/* Runs at the end of every set_view (and MPI_File_seek_shared), on every
+ * rank: fold the versions written under the old views, derive the new
+ * views' private bytes, and put the fcoll proxy in front of the fcoll
+ * OMPIO just selected.  Then does the seek it stands in for. */
+static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL == f || NULL == f->sharedfp_real) {
+        return MPI_ERR_INTERN;
+    }
+    if (NULL != f->store) {
+        wrap_fcoll(fh, f);
+        int rc = mca_common_sfio_vstore_fold(f->store, false);
+        if (0 != rc) {
+            return mca_common_sfio_errno_to_mpi(-rc);
+        }
+        if (f->private_objects) {
+            rc = compute_objects(fh, f);
+            if (OMPI_SUCCESS != rc) {
+                mca_common_sfio_objects_destroy(&f->objects);
+                mca_common_sfio_objects_init(&f->objects);
+            }
+        }
+        f->set_views++;
+    }
+    return f->sharedfp_real->sharedfp_seek(fh, offset, whence);
+}
+
+const mca_common_sfio_objects_t *mca_common_sfio_file_objects(const mca_common_sfio_file_t *f)
+{
+    return (NULL != f && f->private_objects && f->objects.valid) ? &f->objects : NULL;
 }

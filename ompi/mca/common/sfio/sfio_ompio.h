@@ -10,6 +10,8 @@
 #include "ompi_config.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
 #include "ompi/mca/common/ompio/common_ompio_request.h"
+#include "ompi/mca/fcoll/fcoll.h"
+#include "ompi/mca/sharedfp/sharedfp.h"
 
 #include "sfio_iobatch.h"
 #include "sfio_vstore.h"
@@ -25,6 +27,24 @@ typedef struct mca_common_sfio_file_t {
     mca_common_sfio_vstore_t *store;   /* NULL: no versioned store */
     int store_errno;                   /* why not, when NULL */
     bool warned_no_atomic;
+    /* Seed 004: which bytes of the current views are private, computed at
+     * every set_view (invalid: everything is shared). */
+    mca_common_sfio_objects_t objects;
+    bool private_objects;
+    size_t objects_max_ranges;
+    /* OMPIO 4.1 tells neither fs nor fbtl about set_view, but calls
+     * f_sharedfp->sharedfp_seek collectively at its end, right after
+     * selecting the fcoll.  fs/versioned puts a copy of the selected
+     * sharedfp module with its own seek in front of it to run its
+     * collective point there, and a copy of the fcoll module whose
+     * collective calls in atomic mode become one versioned access per
+     * rank (so the group's result is the serial order of the versions).
+     * Both are undone before OMPIO unselects the modules at close. */
+    mca_sharedfp_base_module_t *sharedfp_real;
+    mca_sharedfp_base_module_t sharedfp_proxy;
+    mca_fcoll_base_module_t *fcoll_real;
+    mca_fcoll_base_module_t fcoll_proxy;
+    uint64_t set_views;                /* collective points seen */
 } mca_common_sfio_file_t;
 
 #define MCA_COMMON_SFIO_FILE_MAGIC 0x454c494653464953ull
@@ -32,9 +52,14 @@ typedef struct mca_common_sfio_file_t {
 /* The file state of fh when fs/versioned serves it, else NULL. */
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);
 
+/* The seed 004 objects in force for f's writes, or NULL (all shared). */
+const mca_common_sfio_objects_t *mca_common_sfio_file_objects(const mca_common_sfio_file_t *f);
+
 /* Options of fs open. */
 typedef struct mca_common_sfio_fs_options_t {
-    bool versioned_store;   /* create the store for writable files */
+    bool versioned_store;        /* create the store for writable files */
+    bool private_objects;        /* seed 004: write private bytes in place */
+    size_t objects_max_ranges;   /* bound of the view intersection */
 } mca_common_sfio_fs_options_t;
 
 /* Output stream for the engine's verbose messages; each component sets it

@@ -699,56 +699,108 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     return rc;
 }
 
-int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
-                                 size_t nsegs, bool atomic, mca_common_sfio_private_fn_t is_private,
-                                 void *private_ctx, uint64_t *written_p)
+/* Growable segment array. */
+typedef struct {
+    mca_common_sfio_ioseg_t *v;
+    size_t n, cap;
+    uint64_t bytes;
+} segvec_t;
+
+static int segvec_push(segvec_t *sv, uint64_t offset, uint64_t length, void *buf)
 {
-    mca_common_sfio_ioseg_t *direct = malloc((nsegs ? nsegs : 1) * sizeof(*direct));
-    mca_common_sfio_ioseg_t *versioned = malloc((nsegs ? nsegs : 1) * sizeof(*versioned));
-    size_t ndirect = 0, nversioned = 0;
-    uint64_t bytes_direct = 0, bytes_versioned = 0;
+    if (0 == length) {
+        return 0;
+    }
+    if (sv->n == sv->cap) {
+        size_t cap = sv->cap ? 2 * sv->cap : 16;
+        void *nv = realloc(sv->v, cap * sizeof(*sv->v));
+        if (!nv) {
+            return -ENOMEM;
+        }
+        sv->v = nv;
+        sv->cap = cap;
+    }
+    sv->v[sv->n++] = (mca_common_sfio_ioseg_t) { offset, length, buf };
+    sv->bytes += length;
+    return 0;
+}
+
+/* Sorts one segment's bytes into those that may go in place and those
+ * that need a version.  In place: no published version covers them and,
+ * in atomic mode, seed 004 says no other rank can access them. */
+static int classify(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *g, bool atomic,
+                    const mca_common_sfio_objects_t *objects, mca_common_sfio_rangelist_t *tmp,
+                    mca_common_sfio_rangelist_t *priv, mca_common_sfio_rangelist_t *shared,
+                    segvec_t *direct, segvec_t *versioned)
+{
+    if (mca_common_sfio_vindex_overlaps(&s->index, g->offset, g->length)) {
+        return segvec_push(versioned, g->offset, g->length, g->buf);
+    }
+    if (!atomic) {
+        return segvec_push(direct, g->offset, g->length, g->buf);
+    }
+    if (NULL == objects || !objects->valid) {
+        return segvec_push(versioned, g->offset, g->length, g->buf);
+    }
+    mca_common_sfio_rangelist_clear(tmp);
+    mca_common_sfio_rangelist_clear(priv);
+    mca_common_sfio_rangelist_clear(shared);
+    int rc = mca_common_sfio_rangelist_add(tmp, g->offset, g->length);
+    if (0 == rc) {
+        rc = mca_common_sfio_objects_split(objects, tmp, priv, shared);
+    }
+    if (0 != rc) {
+        return segvec_push(versioned, g->offset, g->length, g->buf);
+    }
+    /* Both lists are ascending inside [offset, offset + length); keep the
+     * memory address of every piece. */
+    for (size_t i = 0; i < priv->count && 0 == rc; ++i) {
+        const mca_common_sfio_range_t *r = &priv->ranges[i];
+        rc = segvec_push(direct, r->offset, r->length, (char *) g->buf + (r->offset - g->offset));
+    }
+    for (size_t i = 0; i < shared->count && 0 == rc; ++i) {
+        const mca_common_sfio_range_t *r = &shared->ranges[i];
+        rc = segvec_push(versioned, r->offset, r->length, (char *) g->buf + (r->offset - g->offset));
+    }
+    return rc;
+}
+
+int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                                 size_t nsegs, bool atomic, const mca_common_sfio_objects_t *objects,
+                                 uint64_t *written_p)
+{
+    segvec_t direct = { 0 }, versioned = { 0 };
+    mca_common_sfio_rangelist_t tmp, priv, shared;
+    uint64_t done = 0;
     int rc;
 
-    if (!direct || !versioned) {
-        free(direct);
-        free(versioned);
-        return -ENOMEM;
-    }
+    mca_common_sfio_rangelist_init(&tmp);
+    mca_common_sfio_rangelist_init(&priv);
+    mca_common_sfio_rangelist_init(&shared);
     pthread_mutex_lock(&s->lock);
     rc = catch_up(s);
-    for (size_t i = 0; 0 == rc && i < nsegs; ++i) {
-        const mca_common_sfio_ioseg_t *g = &segs[i];
-        if (0 == g->length) {
-            continue;
-        }
-        /* In place only where no published version covers the bytes (a
-         * later read would overlay them), and, in atomic mode, only bytes
-         * no other rank can access. */
-        bool in_place = !mca_common_sfio_vindex_overlaps(&s->index, g->offset, g->length) &&
-                        (!atomic || (is_private && is_private(private_ctx, g->offset, g->length)));
-        if (in_place) {
-            direct[ndirect++] = *g;
-            bytes_direct += g->length;
-        } else {
-            versioned[nversioned++] = *g;
-            bytes_versioned += g->length;
+    for (size_t i = 0; i < nsegs && 0 == rc; ++i) {
+        if (segs[i].length > 0) {
+            rc = classify(s, &segs[i], atomic, objects, &tmp, &priv, &shared, &direct, &versioned);
         }
     }
-    uint64_t done = 0;
-    if (0 == rc && ndirect > 0) {
-        rc = mca_common_sfio_posix_write_segs(s->flat_fd, direct, ndirect, &done);
+    if (0 == rc && direct.n > 0) {
+        rc = mca_common_sfio_posix_write_segs(s->flat_fd, direct.v, direct.n, &done);
         s->stats.bytes_in_place += done;
     }
-    if (0 == rc && nversioned > 0) {
-        rc = write_version(s, versioned, nversioned);
+    /* The shared bytes of one call are one version: one serial unit. */
+    if (0 == rc && versioned.n > 0) {
+        rc = write_version(s, versioned.v, versioned.n);
         if (0 == rc) {
-            done += bytes_versioned;
+            done += versioned.bytes;
         }
     }
     pthread_mutex_unlock(&s->lock);
-    free(direct);
-    free(versioned);
-    (void) bytes_direct;
+    free(direct.v);
+    free(versioned.v);
+    mca_common_sfio_rangelist_destroy(&tmp);
+    mca_common_sfio_rangelist_destroy(&priv);
+    mca_common_sfio_rangelist_destroy(&shared);
     *written_p = done;
     return rc;
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "sfio_iobatch.h"
+#include "sfio_objects.h"
 #include "sfio_posixio.h"
 
 typedef struct mca_common_sfio_vstore_t mca_common_sfio_vstore_t;
@@ -49,11 +50,6 @@ typedef struct mca_common_sfio_coll_t {
     int (*allreduce_max_int)(void *ctx, int *value);
 } mca_common_sfio_coll_t;
 
-/* Which bytes of a write may go straight to the flat file even in atomic
- * mode (seed 004's private objects).  Returns true for bytes only this
- * rank can access.  NULL: none are private. */
-typedef bool (*mca_common_sfio_private_fn_t)(void *ctx, uint64_t offset, uint64_t length);
-
 /* Collective.  Creates the store of the file at path (opened as flat_fd
  * by every rank), after recovering any orphaned store of the same file.
  * Returns 0 and *store_p, or a negative errno (same on every rank; then
@@ -69,12 +65,13 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *store);
 int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *store, bool durable);
 
 /* Writes segs.  atomic: the write is one serializable unit; bytes that
- * is_private accepts go in place.  Not atomic: bytes go in place unless a
- * published version covers them (then they become a version, so that
- * program order holds).  Returns 0 and bytes written, or a negative errno. */
+ * objects (seed 004, may be NULL) call private go in place, the rest
+ * become one version.  Not atomic: bytes go in place unless a published
+ * version covers them (then they become a version, so that program order
+ * holds).  Returns 0 and bytes written, or a negative errno. */
 int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *store, const mca_common_sfio_ioseg_t *segs,
-                                 size_t nsegs, bool atomic, mca_common_sfio_private_fn_t is_private,
-                                 void *private_ctx, uint64_t *written_p);
+                                 size_t nsegs, bool atomic, const mca_common_sfio_objects_t *objects,
+                                 uint64_t *written_p);
 
 /* Reads segs from the newest published snapshot.  Returns 0 and the bytes
  * read (stopping at the snapshot's end of file), or a negative errno. */

@@ -14,6 +14,8 @@ int mca_fs_versioned_priority = 30;   /* above stock fs/ufs (10) */
 int mca_fs_versioned_verbose = 0;
 int mca_fs_versioned_output = -1;
 bool mca_fs_versioned_store = true;
+bool mca_fs_versioned_private_objects = true;
+size_t mca_fs_versioned_objects_max_ranges = 1 << 20;
 
 static int versioned_register(void)
 {
@@ -35,6 +37,21 @@ static int versioned_register(void)
         "atomic mode then needs the lock modes of fbtl/versioned",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_store);
+    mca_fs_versioned_private_objects = true;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "private_objects",
+        "At every set_view, intersect all ranks' views (seed 004) and write bytes that only "
+        "one rank can access straight to the file even in atomic mode; off: every byte "
+        "takes the atomic path",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_private_objects);
+    mca_fs_versioned_objects_max_ranges = 1 << 20;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "objects_max_ranges",
+        "Largest number of ranges the view intersection may produce (over one common period "
+        "of all views); more complex views count as entirely shared",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_objects_max_ranges);
     return OMPI_SUCCESS;
 }
 

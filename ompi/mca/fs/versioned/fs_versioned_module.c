@@ -24,7 +24,11 @@ static int versioned_file_open(struct ompi_communicator_t *comm, const char *fil
                                struct opal_info_t *info, ompio_file_t *fh)
 {
     mca_common_sfio_output = mca_fs_versioned_output;
-    mca_common_sfio_fs_options_t options = { .versioned_store = mca_fs_versioned_store };
+    mca_common_sfio_fs_options_t options = {
+        .versioned_store = mca_fs_versioned_store,
+        .private_objects = mca_fs_versioned_private_objects,
+        .objects_max_ranges = mca_fs_versioned_objects_max_ranges,
+    };
     int rc = mca_common_sfio_fs_open(comm, filename, amode, info, fh, &options);
     if (MPI_SUCCESS != rc) {
         return rc;
