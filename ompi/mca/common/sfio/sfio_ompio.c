@@ -241,7 +241,7 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     f->private_objects = options->private_objects;
     f->objects_max_ranges = options->objects_max_ranges;
     fh->f_fs_ptr = f;
-    if (NULL != f->store) {
+    {
         if (NULL != fh->f_sharedfp) {
             f->sharedfp_real = fh->f_sharedfp;
             f->sharedfp_proxy = *fh->f_sharedfp;
@@ -748,6 +748,10 @@ static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
                             struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    /* Stock fcoll components do not check: every rank must refuse alike. */
+    if (fh->f_amode & MPI_MODE_RDONLY) {
+        return MPI_ERR_READ_ONLY;
+    }
     if (fh->f_atomicity || NULL == f) {
         /* One versioned write per rank: the versions order the group. */
         return mca_common_ompio_file_write(fh, buf, count, datatype, status);
@@ -770,6 +774,9 @@ static int atomic_iwrite_all(ompio_file_t *fh, const void *buf, int count,
                              struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (fh->f_amode & MPI_MODE_RDONLY) {
+        return MPI_ERR_READ_ONLY;
+    }
     if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real->fcoll_file_iwrite_all) {
         return mca_common_ompio_file_iwrite(fh, buf, count, datatype, request);
     }
@@ -810,8 +817,8 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
     if (NULL == f || NULL == f->sharedfp_real) {
         return MPI_ERR_INTERN;
     }
+    wrap_fcoll(fh, f);
     if (NULL != f->store) {
-        wrap_fcoll(fh, f);
         int rc = mca_common_sfio_vstore_fold(f->store, false);
         if (0 != rc) {
             return mca_common_sfio_errno_to_mpi(-rc);

@@ -84,8 +84,9 @@ int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio
         (const mca_common_sfio_range_t *) (p + MCA_COMMON_SFIO_RECORD_HEADER);
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < nranges; ++i) {
-        if (ranges[i].offset + ranges[i].length < ranges[i].offset) {
-            return -EBADMSG;   /* wraps around */
+        if (ranges[i].offset + ranges[i].length < ranges[i].offset ||
+            bytes + ranges[i].length < bytes) {
+            return -EBADMSG;   /* a range, or the total, wraps around */
         }
         bytes += ranges[i].length;
     }

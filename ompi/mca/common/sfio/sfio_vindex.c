@@ -45,7 +45,8 @@ int mca_common_sfio_vindex_apply(mca_common_sfio_vindex_t *vi, int rank,
 {
     if (record->version <= vi->applied || rank < 0 ||
         (unsigned) rank >= MCA_COMMON_SFIO_VINDEX_MAX_RANKS ||
-        record->log_offset + record->data_bytes > MCA_COMMON_SFIO_VINDEX_MAX_LOG) {
+        record->log_offset > MCA_COMMON_SFIO_VINDEX_MAX_LOG ||
+        record->data_bytes > MCA_COMMON_SFIO_VINDEX_MAX_LOG - record->log_offset) {
         return -EINVAL;
     }
     if (MCA_COMMON_SFIO_RECORD_WRITE == record->kind) {

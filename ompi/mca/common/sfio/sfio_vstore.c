@@ -196,18 +196,23 @@ static int catch_up(mca_common_sfio_vstore_t *s)
         return 0;
     }
     char **bufs = calloc((size_t) s->nranks, sizeof(char *));
+    uint64_t *cursor = malloc((size_t) s->nranks * sizeof(uint64_t));
     size_t npend = 0, cap = 0;
     mca_common_sfio_vindex_pending_t *pend = NULL;
     int rc = 0;
-    if (!bufs) {
+    if (!bufs || !cursor) {
+        free(bufs);
+        free(cursor);
         return -ENOMEM;
     }
+    /* Cursors move only if the whole batch applies. */
+    memcpy(cursor, s->rec_cursor, (size_t) s->nranks * sizeof(uint64_t));
     for (int r = 0; r < s->nranks && 0 == rc; ++r) {
         uint64_t tail = atomic_load_explicit(&s->coord->rank[r].rec_tail, memory_order_acquire);
-        if (tail <= s->rec_cursor[r]) {
+        if (tail <= cursor[r]) {
             continue;
         }
-        size_t len = (size_t) (tail - s->rec_cursor[r]);
+        size_t len = (size_t) (tail - cursor[r]);
         int fd = s->rec_fd;
         int tmpfd = -1;
         if (r != s->rank) {
@@ -221,7 +226,7 @@ static int catch_up(mca_common_sfio_vstore_t *s)
             fd = tmpfd;
         }
         bufs[r] = malloc(len);
-        ssize_t got = bufs[r] ? mca_common_sfio_posix_pread_full(fd, bufs[r], len, s->rec_cursor[r])
+        ssize_t got = bufs[r] ? mca_common_sfio_posix_pread_full(fd, bufs[r], len, cursor[r])
                               : -ENOMEM;
         if (tmpfd >= 0) {
             close(tmpfd);
@@ -256,16 +261,28 @@ static int catch_up(mca_common_sfio_vstore_t *s)
             }
             pos += rec.size;
         }
-        s->rec_cursor[r] += pos;
+        cursor[r] += pos;
     }
     if (0 == rc) {
         rc = mca_common_sfio_vindex_apply_batch(&s->index, pend, npend);
-        s->seen = P;
+        if (0 == rc) {
+            memcpy(s->rec_cursor, cursor, (size_t) s->nranks * sizeof(uint64_t));
+            s->seen = P;
+        } else {
+            /* A batch may be half applied: rebuild from every record next
+             * time rather than trust this index. */
+            mca_common_sfio_vindex_destroy(&s->index);
+            mca_common_sfio_vindex_init(&s->index, NULL);
+            memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
+            s->seen = 0;
+            s->max_end = 0;
+        }
     }
     for (int r = 0; r < s->nranks; ++r) {
         free(bufs[r]);
     }
     free(bufs);
+    free(cursor);
     free(pend);
     return rc;
 }

@@ -1,0 +1,36 @@
+/*
+ * sfio_locks: byte-range locks for the lock modes of atomic mode.
+ *
+ * Open-file-description (OFD) fcntl locks on the file's own descriptor:
+ * any POSIX file system with byte-range locks, no server, owned by the
+ * file handle (two handles of one process exclude each other) and dropped
+ * by the kernel when the holder dies, so a killed rank never hangs the
+ * others.  A lock list is taken in ascending order, which makes concurrent
+ * lists deadlock-free.
+ */
+#ifndef MCA_COMMON_SFIO_LOCKS_H
+#define MCA_COMMON_SFIO_LOCKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sfio_rangelist.h"
+
+/* Counters of lock traffic, per process. */
+typedef struct mca_common_sfio_lock_stats_t {
+    uint64_t lists;       /* lock lists taken */
+    uint64_t ranges;      /* ranges locked (one fcntl each) */
+    uint64_t bytes;       /* bytes covered */
+} mca_common_sfio_lock_stats_t;
+
+/* Takes every range of locks (normalized) on fd, ascending, waiting as
+ * needed; exclusive for writes.  On failure nothing stays locked.
+ * Returns 0 or a negative errno. */
+int mca_common_sfio_locks_acquire(int fd, const mca_common_sfio_rangelist_t *locks, bool exclusive);
+
+/* Releases what acquire took. */
+void mca_common_sfio_locks_release(int fd, const mca_common_sfio_rangelist_t *locks);
+
+void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p);
+
+#endif

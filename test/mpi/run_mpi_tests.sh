@@ -1,0 +1,186 @@
+#!/bin/bash
+# run_mpi_tests.sh: run the MPI-IO integration tests of test/mpi/ at several
+# process counts and MCA configurations, and summarize.
+#
+# Usage: run_mpi_tests.sh [--stack suite|stock] [--np "1 2 4 8"] [--quick]
+#                         [--configs "default smallbuf"] [--bindir DIR]
+#                         [--programs "t_views t_calls ..."] [--keep]
+#
+#   --stack suite   --mca fs versioned --mca fbtl versioned (default); when
+#                   SFIO_COMPONENT_PATH is set it is prepended to Open MPI's
+#                   component path via OMPI_MCA_mca_base_component_path
+#   --stack stock   --mca fs ufs --mca fbtl posix (stock Open MPI components)
+#   --np LIST       process counts (default "1 2 4 8"; --quick: "1 4")
+#   --quick         only the default configuration, np "1 4" unless --np given
+#   --configs LIST  configurations (default "default smallbuf"):
+#                     default       no extra parameters
+#                     smallbuf      io_ompio_cycle_buffer_size 4096 and
+#                                   io_ompio_bytes_per_agg 8192: multi-cycle
+#                                   independent and collective paths
+#                     fcoll_<name>  force --mca fcoll <name> (e.g. fcoll_two_phase)
+#   --bindir DIR    where the test programs are (default: the current directory
+#                   if it holds them, else they are built with ${MPICC:-mpicc}
+#                   -O2 -Wall into ${TMPDIR:-/tmp}/sfio-mpi-bin)
+#   --programs LIST subset of programs
+#   --keep          keep the test directory and logs
+#
+# Every program x np x config is one run with a 120 s timeout; a run passes
+# when the program exits 0 (no FAIL line; xfail lines are known stock bugs,
+# xpass lines are such subtests that happened to pass: neither counts).
+# The programs see SFIO_TEST_STACK (stock|suite), SFIO_TEST_CONFIG and
+# SFIO_TEST_DIR; SFIO_TEST_ONLY=a,b / SFIO_TEST_SKIP=a,b filter subtests by name.
+# The last line is "N passed, N failed"; the exit status is non-zero on any
+# failure. Test files go to a fresh directory under $SFIO_TEST_DIR (default
+# /tmp), removed at the end unless --keep or a run failed (logs are kept).
+set -u
+
+stack=suite
+nps=
+quick=0
+configs=
+bindir=
+programs="t_views t_calls t_nonblocking t_shared t_amode"
+keep=0
+srcdir=$(cd "$(dirname "$0")" && pwd)
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --stack) stack=$2; shift 2 ;;
+    --stack=*) stack=${1#*=}; shift ;;
+    --np) nps=$2; shift 2 ;;
+    --np=*) nps=${1#*=}; shift ;;
+    --quick) quick=1; shift ;;
+    --configs) configs=$2; shift 2 ;;
+    --configs=*) configs=${1#*=}; shift ;;
+    --bindir) bindir=$2; shift 2 ;;
+    --bindir=*) bindir=${1#*=}; shift ;;
+    --programs) programs=$2; shift 2 ;;
+    --programs=*) programs=${1#*=}; shift ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    *) echo "run_mpi_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+
+case "$stack" in
+suite) stack_mca="--mca fs versioned --mca fbtl versioned" ;;
+stock) stack_mca="--mca fs ufs --mca fbtl posix" ;;
+*) echo "run_mpi_tests.sh: --stack must be suite or stock" >&2; exit 2 ;;
+esac
+if [ -z "$nps" ]; then
+    if [ $quick = 1 ]; then nps="1 4"; else nps="1 2 4 8"; fi
+fi
+if [ -z "$configs" ]; then
+    if [ $quick = 1 ]; then configs="default"; else configs="default smallbuf"; fi
+fi
+
+# Locate or build the programs.
+have_all() {
+    local p
+    for p in $programs; do [ -x "$1/$p" ] || return 1; done
+    return 0
+}
+if [ -z "$bindir" ]; then
+    if have_all "$PWD"; then
+        bindir=$PWD
+    else
+        bindir=${TMPDIR:-/tmp}/sfio-mpi-bin
+    fi
+fi
+if ! have_all "$bindir"; then
+    mkdir -p "$bindir" || exit 2
+    for p in $programs; do
+        echo "building $bindir/$p"
+        ${MPICC:-mpicc} -O2 -Wall -I"$srcdir" -o "$bindir/$p" "$srcdir/$p.c" || exit 2
+    done
+fi
+
+# Suite components: prepend the build tree's component dir to Open MPI's own.
+if [ "$stack" = suite ] && [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
+    ompi_path=$(env -u OMPI_MCA_mca_base_component_path ompi_info --param mca base --level 9 \
+                --parsable 2>/dev/null |
+                sed -n 's/^mca:mca:base:param:mca_base_component_path:value:"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p')
+    if [ -z "$ompi_path" ]; then
+        for d in /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 \
+                 /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi; do
+            [ -d "$d" ] && { ompi_path=$d; break; }
+        done
+    fi
+    export OMPI_MCA_mca_base_component_path="$SFIO_COMPONENT_PATH:$ompi_path"
+    echo "# component path: $OMPI_MCA_mca_base_component_path"
+fi
+
+base=${SFIO_TEST_DIR:-/tmp}
+workdir=$(mktemp -d "$base/sfio-mpi-tests.XXXXXX") || exit 2
+logdir=$workdir/logs
+mkdir -p "$logdir"
+export SFIO_TEST_DIR=$workdir
+export SFIO_TEST_STACK=$stack
+
+config_mca() {
+    case "$1" in
+    default) echo "" ;;
+    smallbuf) echo "--mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
+    fcoll_*) echo "--mca fcoll ${1#fcoll_}" ;;
+    *) echo "BAD" ;;
+    esac
+}
+
+passed=0
+failed=0
+failed_runs=
+start=$(date +%s)
+echo "# stack=$stack np=\"$nps\" configs=\"$configs\" bindir=$bindir"
+for cfg in $configs; do
+    extra=$(config_mca "$cfg")
+    if [ "$extra" = BAD ]; then
+        echo "run_mpi_tests.sh: unknown configuration '$cfg'" >&2
+        exit 2
+    fi
+    for np in $nps; do
+        for p in $programs; do
+            log=$logdir/$p.np$np.$cfg.log
+            export SFIO_TEST_CONFIG=$cfg
+            t0=$(date +%s)
+            # shellcheck disable=SC2086
+            timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+                --mca io ompio $stack_mca $extra "$bindir/$p" >"$log" 2>&1
+            rc=$?
+            dt=$(( $(date +%s) - t0 ))
+            nok=$(grep -c '^ok ' "$log")
+            nfail=$(grep -c '^FAIL ' "$log")
+            nx=$(grep -c '^xfail ' "$log")
+            if [ $rc -eq 0 ] && [ "$nfail" -eq 0 ] && grep -q '^# .* failed' "$log"; then
+                passed=$((passed + 1))
+                echo "PASS $p np=$np config=$cfg ($nok ok, $nx xfail, ${dt}s)"
+            else
+                failed=$((failed + 1))
+                failed_runs="$failed_runs $p/np$np/$cfg"
+                why="exit $rc"
+                [ $rc -eq 124 ] && why="timeout after 120s"
+                echo "FAIL $p np=$np config=$cfg ($why; $nok ok, $nfail failed, ${dt}s; log $log)"
+                grep -E '^FAIL ' "$log" | head -20 | sed 's/^/    /'
+                if [ "$nfail" -eq 0 ]; then
+                    tail -15 "$log" | sed 's/^/    | /'
+                fi
+            fi
+            # known stock bugs, one line per reason: "xfail <reason>: name name ..."
+            awk '/^xfail / { name = $2; sub(/:$/, "", name); r = $0;
+                             sub(/.* -- known bug: /, "", r);
+                             if (!(r in names)) order[n++] = r; names[r] = names[r] " " name }
+                 /^ok .*\(xpass/ { xp = xp " " $2 }
+                 END { for (i = 0; i < n; i++) print "    xfail (" order[i] "):" names[order[i]];
+                       if (xp != "") print "    xpass (expected to fail on this stack, passed):" xp }' "$log"
+        done
+    done
+done
+echo "# elapsed $(( $(date +%s) - start ))s"
+if [ $failed -eq 0 ] && [ $keep = 0 ]; then
+    rm -rf "$workdir"
+else
+    # data files of finished runs are removed by the programs; keep logs
+    echo "# logs kept in $logdir"
+fi
+[ -n "$failed_runs" ] && echo "# failed runs:$failed_runs"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
