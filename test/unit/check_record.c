@@ -143,6 +143,7 @@ START_TEST(test_roundtrip_zero_one_many)
 
     roundtrip(WRITE, 1, 0, NULL, 0);
     roundtrip(ABORT, 7, 123, NULL, 0);
+    roundtrip(MCA_COMMON_SFIO_RECORD_PLACE, 8, 4096, NULL, 0);
     roundtrip(WRITE, 2, 100, &one, 1);
     roundtrip(ABORT, UINT64_MAX, UINT64_MAX, &one, 1);
     for (uint32_t i = 0; i < 300; ++i) {
@@ -265,7 +266,7 @@ START_TEST(test_bad_header)
     unsigned char *p = (unsigned char *) buf;
     size_t size = mca_common_sfio_record_size(1);
     record_t rec;
-    uint32_t kinds[4] = { 0, 3, 0x100 | WRITE, UINT32_MAX };
+    uint32_t kinds[4] = { 0, 4, 0x100 | WRITE, UINT32_MAX };   /* 1-3 are WRITE, ABORT, PLACE */
 
     /* a record all zero (a hole in a sparse record log) */
     REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));

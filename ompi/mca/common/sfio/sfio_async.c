@@ -8,14 +8,13 @@
 #include <string.h>
 
 #include "sfio_async.h"
+#include "sfio_locks.h"
 #include "sfio_posixio.h"
 
 struct mca_common_sfio_async_job_t {
     mca_common_sfio_async_kind_t kind;
     int fd;
-    mca_common_sfio_vstore_t *store;
-    bool atomic;
-    const mca_common_sfio_objects_t *objects;
+    mca_common_sfio_async_path_t path;
     size_t nsegs;
     mca_common_sfio_ioseg_t *segs;
     mca_common_sfio_sieve_policy_t policy;
@@ -62,11 +61,20 @@ static void *worker_main(void *arg)
 
         uint64_t bytes = 0;
         int rc;
-        if (NULL != job->store) {
-            rc = (MCA_COMMON_SFIO_ASYNC_WRITE == job->kind)
-                ? mca_common_sfio_vstore_write(job->store, job->segs, job->nsegs, job->atomic,
-                                               job->objects, &bytes)
-                : mca_common_sfio_vstore_read(job->store, job->segs, job->nsegs, &job->policy,
+        const mca_common_sfio_async_path_t *p = &job->path;
+        bool writing = MCA_COMMON_SFIO_ASYNC_WRITE == job->kind;
+        if (NULL != p->store) {
+            rc = writing
+                ? mca_common_sfio_vstore_write(p->store, job->segs, job->nsegs, p->atomic,
+                                               p->objects, &bytes)
+                : mca_common_sfio_vstore_read(p->store, job->segs, job->nsegs, &job->policy,
+                                              &scratch, &bytes);
+        } else if (0 != p->lockmode) {
+            rc = writing
+                ? mca_common_sfio_locked_write(job->fd, (mca_common_sfio_lockmode_t) p->lockmode,
+                                               job->segs, job->nsegs, p->objects, &bytes)
+                : mca_common_sfio_locked_read(job->fd, (mca_common_sfio_lockmode_t) p->lockmode,
+                                              job->segs, job->nsegs, p->objects, &job->policy,
                                               &scratch, &bytes);
         } else {
             rc = (MCA_COMMON_SFIO_ASYNC_WRITE == job->kind)
@@ -87,8 +95,7 @@ static void *worker_main(void *arg)
 }
 
 int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
-                                 mca_common_sfio_vstore_t *store, bool atomic,
-                                 const mca_common_sfio_objects_t *objects,
+                                 const mca_common_sfio_async_path_t *path,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_sieve_policy_t *policy,
                                  mca_common_sfio_async_job_t **job_p)
@@ -106,9 +113,7 @@ int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
     job->nsegs = nsegs;
     job->kind = kind;
     job->fd = fd;
-    job->store = store;
-    job->atomic = atomic;
-    job->objects = objects;
+    job->path = *path;
     job->policy = *policy;
     atomic_init(&job->done, false);
 

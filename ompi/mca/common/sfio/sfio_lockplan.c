@@ -2,6 +2,7 @@
  * sfio_lockplan: lock lists of atomic accesses (see header).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "sfio_lockplan.h"
@@ -110,5 +111,55 @@ int mca_common_sfio_segs_split_private(const mca_common_sfio_ioseg_t *segs, size
     *npriv_p = priv.n;
     *shared_p = shared.v;
     *nshared_p = shared.n;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+    return x < y ? -1 : x > y;
+}
+
+int mca_common_sfio_lockplan_coarsen(mca_common_sfio_rangelist_t *locks, size_t max_ranges)
+{
+    size_t n = locks->count;
+    if (0 == max_ranges || n <= max_ranges) {
+        return 0;
+    }
+    /* Bridge the (n - max_ranges) smallest gaps: find the threshold gap,
+     * bridge every gap below it and as many equal to it as still needed. */
+    uint64_t *gaps = malloc((n - 1) * sizeof(uint64_t));
+    if (NULL == gaps) {
+        return -ENOMEM;
+    }
+    for (size_t i = 1; i < n; ++i) {
+        gaps[i - 1] = locks->ranges[i].offset - (locks->ranges[i - 1].offset + locks->ranges[i - 1].length);
+    }
+    qsort(gaps, n - 1, sizeof(uint64_t), cmp_u64);
+    size_t bridge = n - max_ranges;
+    uint64_t threshold = gaps[bridge - 1];
+    size_t below = 0;
+    while (below < bridge && gaps[below] < threshold) {
+        ++below;
+    }
+    size_t equal_left = bridge - below;   /* gaps == threshold still to bridge */
+    free(gaps);
+
+    size_t out = 0;
+    for (size_t i = 1; i < n; ++i) {
+        mca_common_sfio_range_t *cur = &locks->ranges[out];
+        const mca_common_sfio_range_t *next = &locks->ranges[i];
+        uint64_t gap = next->offset - (cur->offset + cur->length);
+        bool join = gap < threshold || (gap == threshold && equal_left > 0);
+        if (join) {
+            if (gap == threshold) {
+                --equal_left;
+            }
+            cur->length = next->offset + next->length - cur->offset;
+        } else {
+            locks->ranges[++out] = *next;
+        }
+    }
+    locks->count = out + 1;
     return 0;
 }

@@ -36,6 +36,12 @@ int mca_common_sfio_lockplan_build(mca_common_sfio_lockmode_t mode,
                                    const mca_common_sfio_objects_t *objects,
                                    mca_common_sfio_rangelist_t *locks_p);
 
+/* Bounds a normalized lock list to at most max_ranges ranges by bridging
+ * the smallest gaps first (locking a little more keeps the access atomic;
+ * the kernel's lock lists grow quadratically expensive with thousands of
+ * ranges).  max_ranges 0: no bound.  Returns 0 or a negative errno. */
+int mca_common_sfio_lockplan_coarsen(mca_common_sfio_rangelist_t *locks, size_t max_ranges);
+
 /* Splits segs into the bytes seed 004 calls private (priv_p) and the rest
  * (shared_p), keeping each piece's memory address; without valid objects
  * everything is shared.  Arrays are malloc'ed (caller frees).  Returns 0 or

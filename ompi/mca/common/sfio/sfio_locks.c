@@ -4,7 +4,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "sfio_locks.h"
 #include "sfio_lockplan.h"
@@ -65,4 +67,82 @@ void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p)
     stats_p->lists = atomic_load(&stat_lists);
     stats_p->ranges = atomic_load(&stat_ranges);
     stats_p->bytes = atomic_load(&stat_bytes);
+}
+
+static pthread_mutex_t locked_io = PTHREAD_MUTEX_INITIALIZER;
+size_t mca_common_sfio_lock_max_ranges = 1024;
+
+int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
+                                 const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                 const mca_common_sfio_objects_t *objects, uint64_t *written_p)
+{
+    mca_common_sfio_ioseg_t *priv = NULL, *shared = NULL;
+    size_t npriv = 0, nshared = 0;
+    mca_common_sfio_rangelist_t locks;
+    uint64_t done = 0, n = 0;
+    int rc;
+
+    mca_common_sfio_rangelist_init(&locks);
+    if (MCA_COMMON_SFIO_LOCK_LIST == mode) {
+        rc = mca_common_sfio_segs_split_private(segs, nsegs, objects, &priv, &npriv, &shared,
+                                                &nshared);
+    } else {
+        rc = mca_common_sfio_segs_split_private(segs, nsegs, NULL, &priv, &npriv, &shared,
+                                                &nshared);
+    }
+    /* Bytes no other rank can reach need no lock (seed 004). */
+    if (0 == rc && npriv > 0) {
+        rc = mca_common_sfio_posix_write_segs(fd, priv, npriv, &n);
+        done += n;
+    }
+    if (0 == rc && nshared > 0) {
+        rc = mca_common_sfio_lockplan_build(mode, shared, nshared, NULL, &locks);
+        if (0 == rc) {
+            rc = mca_common_sfio_lockplan_coarsen(&locks, mca_common_sfio_lock_max_ranges);
+        }
+        if (0 == rc) {
+            pthread_mutex_lock(&locked_io);
+            rc = mca_common_sfio_locks_acquire(fd, &locks, true);
+            if (0 == rc) {
+                n = 0;
+                rc = mca_common_sfio_posix_write_segs(fd, shared, nshared, &n);
+                done += n;
+                mca_common_sfio_locks_release(fd, &locks);
+            }
+            pthread_mutex_unlock(&locked_io);
+        }
+    }
+    mca_common_sfio_rangelist_destroy(&locks);
+    free(priv);
+    free(shared);
+    *written_p = done;
+    return rc;
+}
+
+int mca_common_sfio_locked_read(int fd, mca_common_sfio_lockmode_t mode,
+                                const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                const mca_common_sfio_objects_t *objects,
+                                const mca_common_sfio_sieve_policy_t *policy,
+                                mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
+{
+    mca_common_sfio_rangelist_t locks;
+    int rc;
+
+    mca_common_sfio_rangelist_init(&locks);
+    rc = mca_common_sfio_lockplan_build(mode, segs, nsegs,
+                                        MCA_COMMON_SFIO_LOCK_LIST == mode ? objects : NULL, &locks);
+    if (0 == rc) {
+        rc = mca_common_sfio_lockplan_coarsen(&locks, mca_common_sfio_lock_max_ranges);
+    }
+    if (0 == rc) {
+        pthread_mutex_lock(&locked_io);
+        rc = mca_common_sfio_locks_acquire(fd, &locks, false);
+        if (0 == rc) {
+            rc = mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, scratch, read_p);
+            mca_common_sfio_locks_release(fd, &locks);
+        }
+        pthread_mutex_unlock(&locked_io);
+    }
+    mca_common_sfio_rangelist_destroy(&locks);
+    return rc;
 }

@@ -14,6 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sfio_iobatch.h"
+#include "sfio_lockplan.h"
+#include "sfio_posixio.h"
 #include "sfio_rangelist.h"
 
 /* Counters of lock traffic, per process. */
@@ -32,5 +35,25 @@ int mca_common_sfio_locks_acquire(int fd, const mca_common_sfio_rangelist_t *loc
 void mca_common_sfio_locks_release(int fd, const mca_common_sfio_rangelist_t *locks);
 
 void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p);
+
+/* An atomic write under locks: private bytes (objects, LIST mode) first
+ * without a lock, then the lock list of the rest, the write, the unlock.
+ * Locked accesses of one process are serialized (one descriptor holds
+ * one list at a time).  Returns 0 and the bytes written, or a negative
+ * errno. */
+/* Lock lists longer than this are coarsened (sfio_lockplan_coarsen); 0:
+ * no bound.  Set once by the fbtl from its parameter. */
+extern size_t mca_common_sfio_lock_max_ranges;
+
+int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
+                                 const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                 const mca_common_sfio_objects_t *objects, uint64_t *written_p);
+
+/* An atomic read under shared locks of the bytes it reads. */
+int mca_common_sfio_locked_read(int fd, mca_common_sfio_lockmode_t mode,
+                                const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                const mca_common_sfio_objects_t *objects,
+                                const mca_common_sfio_sieve_policy_t *policy,
+                                mca_common_sfio_scratch_t *scratch, uint64_t *read_p);
 
 #endif

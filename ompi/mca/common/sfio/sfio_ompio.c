@@ -24,6 +24,7 @@
 #include "sfio_ompio.h"
 #include "sfio_posixio.h"
 #include "sfio_async.h"
+#include "sfio_locks.h"
 
 int mca_common_sfio_output = -1;
 
@@ -231,6 +232,7 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
             opal_output_verbose(1, mca_common_sfio_output,
                                 "sfio: no versioned store for %s: %s", filename, strerror(-rc));
         } else {
+            mca_common_sfio_vstore_set_journal_private(f->store, options->journal_private);
             opal_output_verbose(10, mca_common_sfio_output, "sfio: versioned store %s",
                                 mca_common_sfio_vstore_dir(f->store));
         }
@@ -446,50 +448,179 @@ int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t *
  * are not supported by OMPIO 4.1 either). */
 static mca_common_sfio_scratch_t blocking_scratch;
 
-/* The store that serves fh's data path, or NULL for plain POSIX.  In
- * atomic mode without a store, says why once and returns an error. */
-static int route(ompio_file_t *fh, mca_common_sfio_vstore_t **store_p, bool writing)
+const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
+    { MCA_COMMON_SFIO_ATOMIC_AUTO, "auto",
+      "versioned when fs/versioned has a store for the file, else listlock" },
+    { MCA_COMMON_SFIO_ATOMIC_VERSIONED, "versioned",
+      "shadow writes and ordered versions, lock-free (needs fs/versioned)" },
+    { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, "listlock",
+      "lock exactly the shared bytes of each access, ascending (seed 002)" },
+    { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, "rangelock",
+      "one lock from the first to the last byte of each access (ROMIO's way)" },
+    { MCA_COMMON_SFIO_ATOMIC_FILELOCK, "filelock", "lock the whole file for each access" },
+};
+const int mca_common_sfio_atomic_mode_count =
+    (int) (sizeof(mca_common_sfio_atomic_modes) / sizeof(mca_common_sfio_atomic_modes[0]));
+
+int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *storage)
 {
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    *store_p = (NULL != f) ? f->store : NULL;
-    if (NULL != *store_p || !fh->f_atomicity || !writing) {
-        return 0;
-    }
-    if (NULL == f || !f->warned_no_atomic) {
-        const char *why = (NULL == f) ? "the file is not served by fs/versioned"
-                                      : strerror(f->store_errno);
-        mca_common_sfio_show_help("atomic-unavailable", true, fh->f_filename ? fh->f_filename : "",
-                                  why);
-        if (NULL != f) {
-            f->warned_no_atomic = true;
+    static mca_base_var_enum_value_t values[8];
+    static char help[1024];
+    mca_base_var_enum_t *new_enum = NULL;
+    size_t used = 0;
+
+    used += (size_t) snprintf(help, sizeof(help),
+                              "How MPI_File_set_atomicity(fh, 1) is provided:");
+    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
+        values[i].value = (int) mca_common_sfio_atomic_modes[i].id;
+        values[i].string = mca_common_sfio_atomic_modes[i].name;
+        if (used < sizeof(help)) {
+            used += (size_t) snprintf(help + used, sizeof(help) - used, " %s: %s;",
+                                      mca_common_sfio_atomic_modes[i].name,
+                                      mca_common_sfio_atomic_modes[i].help);
         }
     }
-    return -ENOTSUP;
+    values[mca_common_sfio_atomic_mode_count].string = NULL;
+    int rc = mca_base_var_enum_create("sfio_atomic_mode", values, &new_enum);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    *storage = MCA_COMMON_SFIO_ATOMIC_AUTO;
+    rc = mca_base_component_var_register(c, "atomic_mode", help, MCA_BASE_VAR_TYPE_INT, new_enum,
+                                         0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+                                         storage);
+    OBJ_RELEASE(new_enum);
+    return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
-ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh)
+static const char *mode_name(mca_common_sfio_atomic_mode_t m)
 {
-    mca_common_sfio_vstore_t *store;
+    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
+        if (mca_common_sfio_atomic_modes[i].id == m) {
+            return mca_common_sfio_atomic_modes[i].name;
+        }
+    }
+    return "?";
+}
+
+/* Per-process scratch buffer for sieved blocking reads (OMPIO serialises
+ * calls on one file under its own lock; blocking reads of several threads
+ * are not supported by OMPIO 4.1 either). */
+static mca_common_sfio_scratch_t blocking_scratch;
+
+/* Chooses how fh's current access reaches the file.  In atomic mode
+ * without a usable path says why once and returns an error. */
+static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                 mca_common_sfio_async_path_t *path_p)
+{
+    static bool told_fallback = false;
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    mca_common_sfio_vstore_t *store = (NULL != f) ? f->store : NULL;
+    const char *why = (NULL == f) ? "the file is not served by fs/versioned"
+                                  : strerror(f->store_errno);
+
+    *path_p = (mca_common_sfio_async_path_t) {
+        .store = store, .atomic = false, .lockmode = 0,
+        .objects = mca_common_sfio_file_objects(f),
+    };
+    if (!fh->f_atomicity) {
+        return 0;   /* the store, if any, still overlays unfolded versions */
+    }
+    switch (mode) {
+    case MCA_COMMON_SFIO_ATOMIC_AUTO:
+        if (NULL != store) {
+            path_p->atomic = true;
+            return 0;
+        }
+        if (!told_fallback) {
+            told_fallback = true;
+            opal_output_verbose(1, mca_common_sfio_output,
+                                "sfio: atomic mode of %s uses listlock, not versioned: %s",
+                                fh->f_filename ? fh->f_filename : "", why);
+        }
+        path_p->store = NULL;
+        path_p->lockmode = MCA_COMMON_SFIO_LOCK_LIST;
+        return 0;
+    case MCA_COMMON_SFIO_ATOMIC_VERSIONED:
+        if (NULL != store) {
+            path_p->atomic = true;
+            return 0;
+        }
+        if (NULL == f || !f->warned_no_atomic) {
+            mca_common_sfio_show_help("atomic-unavailable", true,
+                                      fh->f_filename ? fh->f_filename : "", why);
+            if (NULL != f) {
+                f->warned_no_atomic = true;
+            }
+        }
+        return -ENOTSUP;
+    case MCA_COMMON_SFIO_ATOMIC_LISTLOCK:
+        path_p->lockmode = MCA_COMMON_SFIO_LOCK_LIST;
+        break;
+    case MCA_COMMON_SFIO_ATOMIC_RANGELOCK:
+        path_p->lockmode = MCA_COMMON_SFIO_LOCK_RANGE;
+        break;
+    case MCA_COMMON_SFIO_ATOMIC_FILELOCK:
+        path_p->lockmode = MCA_COMMON_SFIO_LOCK_FILE;
+        break;
+    }
+    /* Lock modes write in place: no versions are ever made. */
+    path_p->store = NULL;
+    return 0;
+}
+
+static int path_write(int fd, const mca_common_sfio_async_path_t *p,
+                      const mca_common_sfio_ioseg_t *segs, size_t nsegs, uint64_t *bytes)
+{
+    if (NULL != p->store) {
+        return mca_common_sfio_vstore_write(p->store, segs, nsegs, p->atomic, p->objects, bytes);
+    }
+    if (0 != p->lockmode) {
+        return mca_common_sfio_locked_write(fd, (mca_common_sfio_lockmode_t) p->lockmode, segs,
+                                            nsegs, p->objects, bytes);
+    }
+    return mca_common_sfio_posix_write_segs(fd, segs, nsegs, bytes);
+}
+
+static int path_read(int fd, const mca_common_sfio_async_path_t *p,
+                     const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                     const mca_common_sfio_sieve_policy_t *policy, uint64_t *bytes)
+{
+    if (NULL != p->store) {
+        return mca_common_sfio_vstore_read(p->store, segs, nsegs, policy, &blocking_scratch, bytes);
+    }
+    if (0 != p->lockmode) {
+        return mca_common_sfio_locked_read(fd, (mca_common_sfio_lockmode_t) p->lockmode, segs,
+                                           nsegs, p->objects, policy, &blocking_scratch, bytes);
+    }
+    return mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, &blocking_scratch, bytes);
+}
+
+static void trace(ompio_file_t *fh, const char *what, const mca_common_sfio_ioseg_t *segs,
+                  size_t nsegs, const mca_common_sfio_async_path_t *p)
+{
+    opal_output_verbose(10, mca_common_sfio_output,
+                        "sfio: %s %zu pieces from %" PRIu64 " (%" PRIu64 " B) atomic=%d via %s",
+                        what, nsegs, nsegs ? segs[0].offset : 0,
+                        mca_common_sfio_ioseg_total(segs, nsegs), fh->f_atomicity,
+                        p->store ? (p->atomic ? "versions" : "store")
+                                 : (p->lockmode ? mode_name((mca_common_sfio_atomic_mode_t) (p->lockmode + 1))
+                                                : "posix"));
+}
+
+ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode)
+{
+    mca_common_sfio_async_path_t path;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
     uint64_t written = 0;
-    int rc;
 
-    if (NULL == fh->f_io_array || 0 != route(fh, &store, true) ||
+    if (NULL == fh->f_io_array || 0 != route(fh, mode, &path) ||
         0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
         return OMPI_ERROR;
     }
-    opal_output_verbose(10, mca_common_sfio_output, "sfio: write %zu pieces from %" PRIu64
-                        " (%" PRIu64 " B) atomic=%d store=%s", nsegs,
-                        nsegs ? segs[0].offset : 0, mca_common_sfio_ioseg_total(segs, nsegs),
-                        fh->f_atomicity, store ? "yes" : "no");
-    if (NULL != store) {
-        rc = mca_common_sfio_vstore_write(store, segs, nsegs, 0 != fh->f_atomicity,
-                                          mca_common_sfio_file_objects(mca_common_sfio_file_of(fh)),
-                                          &written);
-    } else {
-        rc = mca_common_sfio_posix_write_segs(fh->fd, segs, nsegs, &written);
-    }
+    trace(fh, "write", segs, nsegs, &path);
+    int rc = path_write(fh->fd, &path, segs, nsegs, &written);
     free(segs);
     if (rc < 0) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: write failed: %s", strerror(-rc));
@@ -498,27 +629,20 @@ ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh)
     return (ssize_t) written;
 }
 
-ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, const mca_common_sfio_sieve_policy_t *policy)
+ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                                    const mca_common_sfio_sieve_policy_t *policy)
 {
-    mca_common_sfio_vstore_t *store;
+    mca_common_sfio_async_path_t path;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
     uint64_t got = 0;
-    int rc;
 
-    if (NULL == fh->f_io_array || 0 != route(fh, &store, false) ||
+    if (NULL == fh->f_io_array || 0 != route(fh, mode, &path) ||
         0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
         return OMPI_ERROR;
     }
-    opal_output_verbose(10, mca_common_sfio_output, "sfio: read %zu pieces from %" PRIu64
-                        " (%" PRIu64 " B) atomic=%d store=%s", nsegs,
-                        nsegs ? segs[0].offset : 0, mca_common_sfio_ioseg_total(segs, nsegs),
-                        fh->f_atomicity, store ? "yes" : "no");
-    if (NULL != store) {
-        rc = mca_common_sfio_vstore_read(store, segs, nsegs, policy, &blocking_scratch, &got);
-    } else {
-        rc = mca_common_sfio_posix_read_segs(fh->fd, segs, nsegs, policy, &blocking_scratch, &got);
-    }
+    trace(fh, "read", segs, nsegs, &path);
+    int rc = path_read(fh->fd, &path, segs, nsegs, policy, &got);
     free(segs);
     if (rc < 0) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: read failed: %s", strerror(-rc));
@@ -528,23 +652,22 @@ ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, const mca_common_sfio_siev
 }
 
 static ssize_t submit(ompio_file_t *fh, ompi_request_t *request, mca_common_sfio_async_kind_t kind,
+                      mca_common_sfio_atomic_mode_t mode,
                       const mca_common_sfio_sieve_policy_t *policy)
 {
     static const mca_common_sfio_sieve_policy_t no_sieve = { .enabled = false };
     mca_ompio_request_t *req = (mca_ompio_request_t *) request;
+    mca_common_sfio_async_path_t path;
     mca_common_sfio_async_job_t *job;
-    mca_common_sfio_vstore_t *store;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
 
-    if (NULL == fh->f_io_array ||
-        0 != route(fh, &store, MCA_COMMON_SFIO_ASYNC_WRITE == kind) ||
+    if (NULL == fh->f_io_array || 0 != route(fh, mode, &path) ||
         0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
         return OMPI_ERROR;
     }
-    int rc = mca_common_sfio_async_submit(kind, fh->fd, store, 0 != fh->f_atomicity,
-                                          mca_common_sfio_file_objects(mca_common_sfio_file_of(fh)),
-                                          segs, nsegs, policy ? policy : &no_sieve, &job);
+    int rc = mca_common_sfio_async_submit(kind, fh->fd, &path, segs, nsegs,
+                                          policy ? policy : &no_sieve, &job);
     free(segs);
     if (0 != rc) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: cannot queue I/O: %s",
@@ -557,15 +680,17 @@ static ssize_t submit(ompio_file_t *fh, ompi_request_t *request, mca_common_sfio
     return OMPI_SUCCESS;
 }
 
-ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request)
+ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request,
+                                      mca_common_sfio_atomic_mode_t mode)
 {
-    return submit(fh, request, MCA_COMMON_SFIO_ASYNC_WRITE, NULL);
+    return submit(fh, request, MCA_COMMON_SFIO_ASYNC_WRITE, mode, NULL);
 }
 
 ssize_t mca_common_sfio_fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request,
+                                     mca_common_sfio_atomic_mode_t mode,
                                      const mca_common_sfio_sieve_policy_t *policy)
 {
-    return submit(fh, request, MCA_COMMON_SFIO_ASYNC_READ, policy);
+    return submit(fh, request, MCA_COMMON_SFIO_ASYNC_READ, mode, policy);
 }
 
 bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req)

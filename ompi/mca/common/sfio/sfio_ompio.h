@@ -59,6 +59,7 @@ const mca_common_sfio_objects_t *mca_common_sfio_file_objects(const mca_common_s
 typedef struct mca_common_sfio_fs_options_t {
     bool versioned_store;        /* create the store for writable files */
     bool private_objects;        /* seed 004: write private bytes in place */
+    bool journal_private;        /* ... after journaling them (crash-safe) */
     size_t objects_max_ranges;   /* bound of the view intersection */
 } mca_common_sfio_fs_options_t;
 
@@ -85,15 +86,42 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh);
 
 /* ---- data path (fbtl components) ---- */
 
+/* How atomic mode is provided.  One table (mca_common_sfio_atomic_modes)
+ * names them for the MCA enum, the help text and the dispatch. */
+typedef enum {
+    MCA_COMMON_SFIO_ATOMIC_AUTO = 0,
+    MCA_COMMON_SFIO_ATOMIC_VERSIONED = 1,
+    MCA_COMMON_SFIO_ATOMIC_LISTLOCK = 2,
+    MCA_COMMON_SFIO_ATOMIC_RANGELOCK = 3,
+    MCA_COMMON_SFIO_ATOMIC_FILELOCK = 4
+} mca_common_sfio_atomic_mode_t;
+
+typedef struct mca_common_sfio_atomic_mode_info_t {
+    mca_common_sfio_atomic_mode_t id;
+    const char *name;
+    const char *help;
+} mca_common_sfio_atomic_mode_info_t;
+
+extern const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[];
+extern const int mca_common_sfio_atomic_mode_count;
+
+/* Registers an enum MCA parameter "atomic_mode" of component c over the
+ * table, storing the choice in *storage. */
+int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *storage);
+
+
 /* The current fbtl call's I/O array as engine segments.  Returns 0 and a
  * malloc'ed array in *segs_p (caller frees) or a negative errno. */
 int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t **segs_p,
                                size_t *nsegs_p);
 
-ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh);
-ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, const mca_common_sfio_sieve_policy_t *policy);
-ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request);
+ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode);
+ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                                    const mca_common_sfio_sieve_policy_t *policy);
+ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request,
+                                      mca_common_sfio_atomic_mode_t mode);
 ssize_t mca_common_sfio_fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request,
+                                     mca_common_sfio_atomic_mode_t mode,
                                      const mca_common_sfio_sieve_policy_t *policy);
 bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req);
 void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req);

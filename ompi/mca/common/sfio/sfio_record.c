@@ -69,7 +69,8 @@ int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio
     memcpy(&log_offset, p + 24, 8);
     memcpy(&sum, p + 32, 8);
     if (MCA_COMMON_SFIO_RECORD_MAGIC != magic || nranges > RECORD_MAX_RANGES ||
-        (MCA_COMMON_SFIO_RECORD_WRITE != kind && MCA_COMMON_SFIO_RECORD_ABORT != kind) ||
+        (MCA_COMMON_SFIO_RECORD_WRITE != kind && MCA_COMMON_SFIO_RECORD_ABORT != kind &&
+         MCA_COMMON_SFIO_RECORD_PLACE != kind) ||
         0 == version) {
         return -EBADMSG;
     }

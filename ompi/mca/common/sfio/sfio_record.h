@@ -22,8 +22,12 @@
 #define MCA_COMMON_SFIO_RECORD_HEADER 40u
 
 typedef enum {
-    MCA_COMMON_SFIO_RECORD_WRITE = 1,   /* bytes of a version */
-    MCA_COMMON_SFIO_RECORD_ABORT = 2    /* a version whose writer died: void */
+    MCA_COMMON_SFIO_RECORD_WRITE = 1,   /* bytes of a version, read through the index */
+    MCA_COMMON_SFIO_RECORD_ABORT = 2,   /* a version whose writer died: void */
+    MCA_COMMON_SFIO_RECORD_PLACE = 3    /* bytes of a version that its writer puts in
+                                           place after publishing (seed 004's private
+                                           bytes): a redo journal, applied only by
+                                           crash recovery */
 } mca_common_sfio_record_kind_t;
 
 #include "sfio_rangelist.h"   /* mca_common_sfio_range_t */

@@ -87,14 +87,29 @@ int mca_common_sfio_vindex_apply_batch(mca_common_sfio_vindex_t *vi,
                                        mca_common_sfio_vindex_pending_t *pending, size_t n)
 {
     qsort(pending, n, sizeof(*pending), by_version);
-    for (size_t i = 0; i < n; ++i) {
-        if (pending[i].record.version <= vi->applied) {
-            continue;
+    for (size_t i = 0; i < n;) {
+        uint64_t v = pending[i].record.version;
+        size_t j = i;
+        while (j < n && pending[j].record.version == v) {
+            ++j;
         }
-        int rc = mca_common_sfio_vindex_apply(vi, pending[i].rank, &pending[i].record);
-        if (rc < 0) {
-            return rc;
+        /* [i, j) share version v; WRITEs sort first */
+        if (v > vi->applied) {
+            uint64_t before = vi->applied;
+            for (size_t k = i; k < j; ++k) {
+                if (MCA_COMMON_SFIO_RECORD_WRITE != pending[k].record.kind && k > i) {
+                    continue;
+                }
+                if (k > i) {
+                    vi->applied = before;   /* another WRITE of the same version */
+                }
+                int rc = mca_common_sfio_vindex_apply(vi, pending[k].rank, &pending[k].record);
+                if (rc < 0) {
+                    return rc;
+                }
+            }
         }
+        i = j;
     }
     return 0;
 }

@@ -52,15 +52,17 @@ void mca_common_sfio_vindex_destroy(mca_common_sfio_vindex_t *vi);
 /* Forgets every version (after a fold); applied is kept. */
 void mca_common_sfio_vindex_clear(mca_common_sfio_vindex_t *vi);
 
-/* Applies one WRITE record of rank (ABORT records only advance applied).
- * Requires record.version > applied.  Returns 0, -EINVAL (order, rank or
+/* Applies one WRITE record of rank (ABORT and PLACE records only advance
+ * applied; recovery passes PLACE records as WRITE).  Requires
+ * record.version > applied.  Returns 0, -EINVAL (order, rank or
  * log offset out of range) or -ENOMEM. */
 int mca_common_sfio_vindex_apply(mca_common_sfio_vindex_t *vi, int rank,
                                  const mca_common_sfio_record_t *record);
 
-/* Sorts pending by version and applies those newer than applied; records
- * with the same version (an ABORT beside a late WRITE) apply once, the
- * WRITE winning. */
+/* Sorts pending by version and applies those newer than applied.  Records
+ * of one version (a WRITE with its PLACE, or an ABORT beside a late
+ * WRITE) apply together: every WRITE of the version is applied, in the
+ * order given, the others are skipped. */
 int mca_common_sfio_vindex_apply_batch(mca_common_sfio_vindex_t *vi,
                                        mca_common_sfio_vindex_pending_t *pending, size_t n);
 

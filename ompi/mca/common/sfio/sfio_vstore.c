@@ -73,6 +73,7 @@ struct mca_common_sfio_vstore_t {
     mca_common_sfio_vindex_t index;
     pthread_mutex_t lock;
     mca_common_sfio_vstore_stats_t stats;
+    bool journal_private;        /* atomic private bytes go through the redo journal */
     char *recbuf;
     size_t recbuf_size;
 };
@@ -423,6 +424,7 @@ int mca_common_sfio_vstore_open(const char *path, int flat_fd, const mca_common_
         s->rank = coll->rank;
         s->nranks = coll->size;
         s->flat_fd = flat_fd;
+        s->journal_private = true;
         s->coord_fd = s->log_fd = s->rec_fd = -1;
         s->coord_size = coord_bytes(coll->size);
         pthread_mutex_init(&s->lock, NULL);
@@ -646,14 +648,37 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
 /* data path                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Appends segs to this rank's log as one version and publishes it. */
-static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
-                         size_t n)
+/* Lays segs out in the log from *tail on: fills logsegs and the record's
+ * file ranges (neighbours merged).  Returns the number of ranges. */
+static uint32_t layout(const mca_common_sfio_ioseg_t *segs, size_t n, uint64_t *tail,
+                       mca_common_sfio_ioseg_t *logsegs, mca_common_sfio_range_t *ranges)
 {
-    mca_common_sfio_ioseg_t *logsegs = malloc(n * sizeof(*logsegs));
-    mca_common_sfio_range_t *ranges = malloc(n * sizeof(*ranges));
     uint32_t nranges = 0;
-    uint64_t total = 0, start = s->log_tail;
+    for (size_t i = 0; i < n; ++i) {
+        logsegs[i] = (mca_common_sfio_ioseg_t) { *tail, segs[i].length, segs[i].buf };
+        if (nranges > 0 &&
+            ranges[nranges - 1].offset + ranges[nranges - 1].length == segs[i].offset) {
+            ranges[nranges - 1].length += segs[i].length;
+        } else {
+            ranges[nranges++] = (mca_common_sfio_range_t) { segs[i].offset, segs[i].length };
+        }
+        *tail += segs[i].length;
+    }
+    return nranges;
+}
+
+/* Makes one version of an atomic write: shared segs become readable
+ * through the index; place segs (seed 004's private bytes) are journaled
+ * and put in place only after the version is published, so that a crash
+ * leaves either the whole write (recovery redoes the in-place part) or
+ * none of it.  Returns 0 or a negative errno. */
+static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *shared,
+                         size_t nshared, const mca_common_sfio_ioseg_t *place, size_t nplace)
+{
+    size_t n = nshared + nplace;
+    mca_common_sfio_ioseg_t *logsegs = malloc((n ? n : 1) * sizeof(*logsegs));
+    mca_common_sfio_range_t *ranges = malloc((n ? n : 1) * sizeof(*ranges));
+    uint64_t start = s->log_tail, tail = s->log_tail;
     int rc = 0;
 
     if (!logsegs || !ranges) {
@@ -661,19 +686,11 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         free(ranges);
         return -ENOMEM;
     }
-    /* The log holds the bytes in data order; the record lists the file
-     * ranges in that order, neighbours merged. */
-    for (size_t i = 0; i < n; ++i) {
-        logsegs[i] = (mca_common_sfio_ioseg_t) { start + total, segs[i].length, segs[i].buf };
-        if (nranges > 0 &&
-            ranges[nranges - 1].offset + ranges[nranges - 1].length == segs[i].offset) {
-            ranges[nranges - 1].length += segs[i].length;
-        } else {
-            ranges[nranges++] = (mca_common_sfio_range_t) { segs[i].offset, segs[i].length };
-        }
-        total += segs[i].length;
-    }
-    if (start + total > MCA_COMMON_SFIO_VINDEX_MAX_LOG) {
+    /* The log holds the shared bytes, then the private ones, in data order. */
+    uint32_t nr_shared = layout(shared, nshared, &tail, logsegs, ranges);
+    uint64_t place_start = tail;
+    uint32_t nr_place = layout(place, nplace, &tail, logsegs + nshared, ranges + nr_shared);
+    if (tail > MCA_COMMON_SFIO_VINDEX_MAX_LOG) {
         rc = -EFBIG;
     }
     uint64_t written = 0;
@@ -682,9 +699,10 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     }
     s->log_tail = start + written;   /* never reuse log bytes, even after a failure */
     free(logsegs);
-    size_t rsize = mca_common_sfio_record_size(nranges);
+    size_t size_shared = nr_shared ? mca_common_sfio_record_size(nr_shared) : 0;
+    size_t size_place = nr_place ? mca_common_sfio_record_size(nr_place) : 0;
     if (0 == rc) {
-        rc = recbuf_reserve(s, rsize);
+        rc = recbuf_reserve(s, size_shared + size_place);
     }
     if (0 != rc) {
         free(ranges);
@@ -696,9 +714,16 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     uint64_t v = atomic_fetch_add(&s->coord->next_version, 1) + 1;
     atomic_store(&me->pending, v);
 
-    mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
-                                  nranges);
+    if (nr_shared) {
+        mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
+                                      nr_shared);
+    }
+    if (nr_place) {
+        mca_common_sfio_record_encode(s->recbuf + size_shared, MCA_COMMON_SFIO_RECORD_PLACE, v,
+                                      place_start, ranges + nr_shared, nr_place);
+    }
     free(ranges);
+    size_t rsize = size_shared + size_place;
     ssize_t put = mca_common_sfio_posix_pwrite_full(s->rec_fd, s->recbuf, rsize, s->rec_tail);
     if (put == (ssize_t) rsize) {
         s->rec_tail += rsize;
@@ -711,7 +736,13 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     atomic_store(&me->pending, 0);
     if (0 == rc) {
         s->stats.versions++;
-        s->stats.bytes_versioned += total;
+        for (size_t i = 0; i < nshared; ++i) s->stats.bytes_versioned += shared[i].length;
+    }
+    /* Published: now the private bytes may reach the flat file. */
+    if (0 == rc && nplace > 0) {
+        uint64_t done = 0;
+        rc = mca_common_sfio_posix_write_segs(s->flat_fd, place, nplace, &done);
+        s->stats.bytes_in_place += done;
     }
     return rc;
 }
@@ -801,15 +832,24 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
             rc = classify(s, &segs[i], atomic, objects, &tmp, &priv, &shared, &direct, &versioned);
         }
     }
-    if (0 == rc && direct.n > 0) {
-        rc = mca_common_sfio_posix_write_segs(s->flat_fd, direct.v, direct.n, &done);
-        s->stats.bytes_in_place += done;
-    }
-    /* The shared bytes of one call are one version: one serial unit. */
-    if (0 == rc && versioned.n > 0) {
-        rc = write_version(s, versioned.v, versioned.n);
-        if (0 == rc) {
-            done += versioned.bytes;
+    if (atomic && s->journal_private) {
+        /* One call is one serial unit, in memory and after a crash. */
+        if (0 == rc && versioned.n + direct.n > 0) {
+            rc = write_version(s, versioned.v, versioned.n, direct.v, direct.n);
+            if (0 == rc) {
+                done = versioned.bytes + direct.bytes;
+            }
+        }
+    } else {
+        if (0 == rc && direct.n > 0) {
+            rc = mca_common_sfio_posix_write_segs(s->flat_fd, direct.v, direct.n, &done);
+            s->stats.bytes_in_place += done;
+        }
+        if (0 == rc && versioned.n > 0) {
+            rc = write_version(s, versioned.v, versioned.n, NULL, 0);
+            if (0 == rc) {
+                done += versioned.bytes;
+            }
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -904,6 +944,11 @@ int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *s, uint64_t *size_p)
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+void mca_common_sfio_vstore_set_journal_private(mca_common_sfio_vstore_t *s, bool journal)
+{
+    s->journal_private = journal;
 }
 
 void mca_common_sfio_vstore_stats(const mca_common_sfio_vstore_t *s,
@@ -1006,6 +1051,10 @@ static int recover_one(const char *sidecar, int flat_fd)
             if (0 != mca_common_sfio_record_decode(bufs[r] + pos, (size_t) tail - pos, &rec)) {
                 rc = -EIO;
                 break;
+            }
+            /* Recovery redoes journaled in-place bytes like any others. */
+            if (MCA_COMMON_SFIO_RECORD_PLACE == rec.kind) {
+                rec.kind = MCA_COMMON_SFIO_RECORD_WRITE;
             }
             if (MCA_COMMON_SFIO_RECORD_WRITE == rec.kind && rec.version > F && rec.version <= P) {
                 if (npend == cap) {

@@ -82,6 +82,12 @@ int mca_common_sfio_vstore_read(mca_common_sfio_vstore_t *store, const mca_commo
 /* Size of the newest published snapshot (flat size or beyond). */
 int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *store, uint64_t *size_p);
 
+/* Whether an atomic write's private bytes (seed 004) are journaled before
+ * they go in place (default; a crash never leaves part of a write), or go
+ * in place at once (faster; a write cut by a crash may leave its private
+ * bytes without its shared ones). */
+void mca_common_sfio_vstore_set_journal_private(mca_common_sfio_vstore_t *store, bool journal);
+
 void mca_common_sfio_vstore_stats(const mca_common_sfio_vstore_t *store,
                                   mca_common_sfio_vstore_stats_t *stats_p);
 

@@ -18,6 +18,7 @@ extern int mca_fbtl_versioned_priority;
 extern int mca_fbtl_versioned_verbose;
 extern int mca_fbtl_versioned_output;
 extern mca_common_sfio_sieve_policy_t mca_fbtl_versioned_sieve;
+extern int mca_fbtl_versioned_atomic_mode;   /* an mca_common_sfio_atomic_mode_t */
 
 OMPI_MODULE_DECLSPEC extern mca_fbtl_base_component_2_0_0_t mca_fbtl_versioned_component;
 

@@ -8,6 +8,7 @@
 
 #include "fbtl_versioned.h"
 #include "sfio_async.h"
+#include "sfio_locks.h"
 #include "sfio_component.h"
 #include "sfio_ompio.h"
 
@@ -15,11 +16,13 @@ int mca_fbtl_versioned_priority = 60;   /* above stock fbtl/posix (50 on ufs) */
 int mca_fbtl_versioned_verbose = 0;
 int mca_fbtl_versioned_output = -1;
 mca_common_sfio_sieve_policy_t mca_fbtl_versioned_sieve;
+int mca_fbtl_versioned_atomic_mode = MCA_COMMON_SFIO_ATOMIC_AUTO;
 
 static bool sieve_enabled = true;
 static size_t sieve_max_gap = 4096;
 static size_t sieve_max_window = 16 * 1024 * 1024;
 static size_t sieve_max_block = 1024 * 1024;
+static size_t lock_max_ranges = 1024;
 
 static int versioned_register(void)
 {
@@ -58,6 +61,14 @@ static int versioned_register(void)
         "Pieces larger than this many bytes are read directly, never sieved",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &sieve_max_block);
+    (void) mca_common_sfio_atomic_mode_register(c, &mca_fbtl_versioned_atomic_mode);
+    lock_max_ranges = 1024;
+    (void) mca_base_component_var_register(c, "lock_max_ranges",
+        "Largest number of byte ranges one atomic access locks in the lock modes; longer "
+        "lock lists bridge their smallest gaps (still atomic, a little less concurrent), "
+        "because fcntl lock tables get quadratically slow with thousands of ranges; 0: no bound",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &lock_max_ranges);
     return OMPI_SUCCESS;
 }
 
@@ -75,6 +86,7 @@ static int versioned_open(void)
         .max_window = sieve_max_window,
         .max_block = sieve_max_block,
     };
+    mca_common_sfio_lock_max_ranges = lock_max_ranges;
     return OMPI_SUCCESS;
 }
 

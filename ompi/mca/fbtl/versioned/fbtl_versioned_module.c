@@ -37,12 +37,24 @@ static int versioned_module_finalize(ompio_file_t *fh)
 
 static ssize_t versioned_preadv(ompio_file_t *fh)
 {
-    return mca_common_sfio_fbtl_preadv(fh, &mca_fbtl_versioned_sieve);
+    return mca_common_sfio_fbtl_preadv(fh, mca_fbtl_versioned_atomic_mode,
+                                       &mca_fbtl_versioned_sieve);
 }
 
 static ssize_t versioned_ipreadv(ompio_file_t *fh, ompi_request_t *request)
 {
-    return mca_common_sfio_fbtl_ipreadv(fh, request, &mca_fbtl_versioned_sieve);
+    return mca_common_sfio_fbtl_ipreadv(fh, request, mca_fbtl_versioned_atomic_mode,
+                                        &mca_fbtl_versioned_sieve);
+}
+
+static ssize_t versioned_pwritev(ompio_file_t *fh)
+{
+    return mca_common_sfio_fbtl_pwritev(fh, mca_fbtl_versioned_atomic_mode);
+}
+
+static ssize_t versioned_ipwritev(ompio_file_t *fh, ompi_request_t *request)
+{
+    return mca_common_sfio_fbtl_ipwritev(fh, request, mca_fbtl_versioned_atomic_mode);
 }
 
 static mca_fbtl_base_module_1_0_0_t versioned_module = {
@@ -50,8 +62,8 @@ static mca_fbtl_base_module_1_0_0_t versioned_module = {
     .fbtl_module_finalize = versioned_module_finalize,
     .fbtl_preadv = versioned_preadv,
     .fbtl_ipreadv = versioned_ipreadv,
-    .fbtl_pwritev = mca_common_sfio_fbtl_pwritev,
-    .fbtl_ipwritev = mca_common_sfio_fbtl_ipwritev,
+    .fbtl_pwritev = versioned_pwritev,
+    .fbtl_ipwritev = versioned_ipwritev,
     .fbtl_progress = mca_common_sfio_fbtl_progress,
     .fbtl_request_free = mca_common_sfio_fbtl_request_free,
 };

@@ -17,6 +17,7 @@ extern int mca_fs_versioned_verbose;
 extern int mca_fs_versioned_output;
 extern bool mca_fs_versioned_store;
 extern bool mca_fs_versioned_private_objects;
+extern bool mca_fs_versioned_journal_private;
 extern size_t mca_fs_versioned_objects_max_ranges;
 
 OMPI_MODULE_DECLSPEC extern mca_fs_base_component_2_0_0_t mca_fs_versioned_component;

@@ -15,6 +15,7 @@ int mca_fs_versioned_verbose = 0;
 int mca_fs_versioned_output = -1;
 bool mca_fs_versioned_store = true;
 bool mca_fs_versioned_private_objects = true;
+bool mca_fs_versioned_journal_private = true;
 size_t mca_fs_versioned_objects_max_ranges = 1 << 20;
 
 static int versioned_register(void)
@@ -45,6 +46,15 @@ static int versioned_register(void)
         "takes the atomic path",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_private_objects);
+    mca_fs_versioned_journal_private = true;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "journal_private",
+        "Journal an atomic write's private bytes in the store before writing them in place, "
+        "so that a crash (kill -9) never leaves part of an atomic write (default); off: "
+        "private bytes go in place at once, faster, but a write cut by a crash may leave "
+        "its private bytes without its shared ones",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_journal_private);
     mca_fs_versioned_objects_max_ranges = 1 << 20;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
         "objects_max_ranges",

@@ -1,0 +1,164 @@
+#!/bin/bash
+# crash_test.sh: kill -9 recovery test of MPI atomic mode.
+#
+# Usage: crash_test.sh [--np P] [--runs N] [--stock] [--bin PATH/t_crash]
+#                      [--dir DIR] [--seed S] [--keep] [--quiet] [--first-write]
+#
+# Each run: start "mpirun -np P t_crash" (atomic, overlapping, non-contiguous
+# tagged writes; every rank logs its pid and every returned write), sleep a
+# random 0.2-2 s once all ranks are writing, kill -9 ONE random rank, wait
+# for Open MPI to abort the job, check a sidecar directory .data.sfio.* is
+# there, then run "t_crash --verify" on one rank: it opens the file with MPI
+# (recovery), closes it, and checks that the flat file is the serial
+# application of a prefix of the writes consistent with every rank's
+# program order, that every returned write is present, and that the sidecar
+# is gone.  Prints "ok crash run i ..." / "FAIL crash run i: ..." per run,
+# "crash: K/N runs passed" and exits non-zero unless all passed.
+#
+# --first-write: every write covers the whole (32 MiB) tile and the kill
+# comes 0.01-0.2 s after the ranks opened the file, i.e. during the first
+# writes, when no version exists yet (the suite may write bytes that only
+# one rank's view can reach in place, outside any version).
+#
+# --stock uses --mca fs ufs --mca fbtl posix for both steps (no versioning,
+# no recovery, no atomicity): expected to fail at least sometimes, which
+# shows the check can fail; there the sidecar check is skipped.
+#
+# Component path: "$SFIO_COMPONENT_PATH:<Open MPI pkglibdir>" when
+# SFIO_COMPONENT_PATH is set (OMPI_MCA_mca_base_component_path otherwise
+# as given).
+set -u
+
+np=4
+runs=10
+stock=0
+bin=
+dir=${SFIO_TEST_DIR:-/tmp}
+seed=
+keep=0
+quiet=0
+first=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --np) np=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --stock) stock=1; shift ;;
+    --bin) bin=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --quiet) quiet=1; shift ;;
+    --first-write) first=1; shift ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    *) echo "crash_test.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "$bin" ]; then
+    for b in ${T_CRASH:-} ./t_crash "$here/t_crash"; do
+        if [ -x "$b" ]; then bin=$b; break; fi
+    done
+fi
+if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+    echo "crash_test.sh: t_crash not found (--bin PATH)" >&2
+    exit 2
+fi
+if [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
+    pkglibdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
+    export OMPI_MCA_mca_base_component_path="$SFIO_COMPONENT_PATH${pkglibdir:+:$pkglibdir}"
+fi
+if [ $stock = 1 ]; then
+    mca="--mca fs ufs --mca fbtl posix"
+    label=stock
+else
+    mca="--mca fs versioned --mca fbtl versioned"
+    label=suite
+fi
+mpirun_cmd="mpirun --allow-run-as-root --oversubscribe"
+[ -n "$seed" ] && RANDOM=$seed
+
+# random float in [lo, hi) with millisecond resolution
+rand_between() { awk -v lo="$1" -v hi="$2" -v r="$RANDOM$RANDOM" 'BEGIN { srand(r); printf "%.3f", lo + (hi - lo) * rand() }'; }
+
+passed=0
+failed=0
+for i in $(seq 1 "$runs"); do
+    t_start=$(date +%s.%N)
+    wd=$(mktemp -d "$dir/crash.XXXXXX")
+    log=$wd/run.log
+    if [ $first = 1 ]; then
+        wargs="--rows 32768 --cols 128 --overlap 32 --whole"
+        lo=0.01 hi=0.2
+    else
+        wargs="--rows 256 --cols 128 --overlap 32"
+        lo=0.2 hi=2.0
+    fi
+    $mpirun_cmd -np "$np" $mca "$bin" --dir "$wd" --seconds 30 $wargs >"$log" 2>&1 &
+    mpipid=$!
+    # wait (<= 20 s) until every rank wrote its pid and rank 0 made progress
+    ready=0
+    for _ in $(seq 1 400); do
+        n=0
+        for r in $(seq 0 $((np - 1))); do [ -s "$wd/pid.$r" ] && n=$((n + 1)); done
+        if [ $n = "$np" ] && { [ $first = 1 ] || [ -s "$wd/progress.0" ]; }; then ready=1; break; fi
+        kill -0 $mpipid 2>/dev/null || break
+        sleep 0.01
+    done
+    why=
+    if [ $ready = 0 ]; then
+        why="job never started writing"
+        kill -9 $mpipid 2>/dev/null
+    else
+        delay=$(rand_between $lo $hi)
+        sleep "$delay"
+        victim=$((RANDOM % np))
+        vpid=$(cat "$wd/pid.$victim")
+        kill -9 "$vpid" 2>/dev/null || why="rank $victim (pid $vpid) was already gone"
+    fi
+    t_kill=$(date +%s.%N)
+    # Open MPI aborts the job: give it 30 s
+    for _ in $(seq 1 300); do kill -0 $mpipid 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $mpipid 2>/dev/null; then
+        why="${why:+$why; }mpirun still running 30 s after the kill"
+        kill -9 $mpipid 2>/dev/null
+        for f in "$wd"/pid.*; do [ -s "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+    fi
+    wait $mpipid 2>/dev/null
+    # rank processes of this run (by their recorded pids) must be gone
+    for _ in $(seq 1 50); do
+        alive=0
+        for f in "$wd"/pid.*; do [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
+        [ $alive = 0 ] && break
+        sleep 0.1
+    done
+    nsc=$(ls -d "$wd"/.data.sfio.* 2>/dev/null | wc -l)
+    writes=$(cat "$wd"/progress.* 2>/dev/null | wc -l)
+    vflags=
+    if [ $stock = 0 ]; then
+        vflags=--expect-sidecar
+        [ "$nsc" -gt 0 ] || why="${why:+$why; }no sidecar directory after the crash"
+    fi
+    t_dead=$(date +%s.%N)
+    $mpirun_cmd -np 1 $mca "$bin" --dir "$wd" --verify $vflags >"$wd/verify.log" 2>&1
+    vrc=$?
+    t_end=$(date +%s.%N)
+    times=$(awk -v a="$t_start" -v b="$t_kill" -v c="$t_dead" -v d="$t_end" 'BEGIN { printf "start+run %.1f s, abort %.1f s, verify %.1f s", b - a, c - b, d - c }')
+    if [ $vrc != 0 ]; then
+        detail=$(grep -m3 '^FAIL' "$wd/verify.log" | sed 's/^FAIL crash-verify: //' | paste -sd';' -)
+        why="${why:+$why; }verify exit $vrc${detail:+: $detail}"
+    fi
+    summary=$(grep -m1 '^t_crash: .*ranks, seed' "$wd/verify.log" | sed 's/^t_crash: //')
+    if [ -z "$why" ]; then
+        passed=$((passed + 1))
+        [ $quiet = 1 ] || echo "ok crash run $i ($label, $np ranks, kill rank ${victim:-?} after ${delay:-?} s, $writes returned writes, $nsc sidecar; $times)"
+        [ $keep = 1 ] || rm -rf "$wd"
+    else
+        failed=$((failed + 1))
+        echo "FAIL crash run $i ($label, $np ranks, kill rank ${victim:-?} after ${delay:-?} s): $why [$summary] (kept $wd)"
+        # keep the logs, not the bulky sidecar and data (--keep keeps all)
+        [ $keep = 1 ] || rm -rf "$wd"/.data.sfio.* "$wd"/data
+    fi
+done
+[ $first = 1 ] && label="$label, first-write"
+echo "crash: $passed/$runs runs passed ($label, $np ranks)"
+[ $failed = 0 ]

@@ -1,0 +1,210 @@
+#!/bin/bash
+# run_atomic_tests.sh: the MPI atomic-mode tests of test/atomic/ at several
+# process counts, with the suite (default) or stock Open MPI components.
+#
+# Usage: run_atomic_tests.sh [--stock] [--np "2 4 8"] [--crash-runs N]
+#                            [--no-collective] [--no-crash] [--quick]
+#                            [--no-first-write] [--first-write-runs N]
+#                            [--bindir DIR] [--seed S] [--keep]
+#
+#   (default)        --mca fs versioned --mca fbtl versioned
+#   --stock          --mca fs ufs --mca fbtl posix: stock OMPIO is NOT atomic,
+#                    so failures are expected there (they show that the
+#                    tests can fail)
+#   --np LIST        process counts (default "2 4 8")
+#   --crash-runs N   kill -9 runs per process count (default 4)
+#   --no-collective  skip the collective serializability check (t_serial
+#                    --collective-only: collective atomic writes through the
+#                    stock fcoll components), reported as its own entry
+#   --no-crash       skip crash_test.sh
+#   --no-first-write skip crash_test.sh --first-write (kill during the first
+#                    32 MiB whole-tile writes, before any version exists;
+#                    runs at the counts <= 4; --first-write-runs N, default 3)
+#   --quick          np "4", 2 crash runs, stall sleep 3 s
+#   --bindir DIR     where t_atomicity t_serial t_crash t_stall are (default:
+#                    $T_ATOMICITY etc. when set, else the current directory
+#                    if it holds them, else they are built with
+#                    ${MPICC:-mpicc} -O2 into a temporary directory)
+#   --seed S         seed for t_serial and crash_test.sh (default: random,
+#                    printed by each test)
+#   --keep           keep the test directory and logs
+#
+# Entries per process count: t_atomicity; t_serial; t_atomicity and
+# t_serial with io_ompio_cycle_buffer_size 4096 (each MPI call must still
+# be one atomic unit); t_serial --collective-only; t_stall (rank 1 sleeps
+# 5 s; at the middle count also rank 0 for 3 s); crash_test.sh; at counts
+# <= 4 crash_test.sh --first-write.  Every run
+# has a timeout (120 s; 300 s for crash_test.sh).  Output: "PASS name
+# (time)" or "FAIL name (time): detail" per entry, then "N passed, N failed";
+# exit status non-zero on any failure.
+#
+# Component path: when SFIO_COMPONENT_PATH is set, Open MPI loads
+# components from "$SFIO_COMPONENT_PATH:<ompi_info pkglibdir>" (exported as
+# OMPI_MCA_mca_base_component_path); otherwise the environment is used as is.
+set -u
+
+stock=0
+nps="2 4 8"
+crash_runs=4
+first_runs=3
+first=1
+coll=1
+crash=1
+quick=0
+bindir=
+seed=
+keep=0
+stall_sleep=5
+here=$(cd "$(dirname "$0")" && pwd)
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --stock) stock=1; shift ;;
+    --np) nps=$2; shift 2 ;;
+    --crash-runs) crash_runs=$2; shift 2 ;;
+    --no-collective) coll=0; shift ;;
+    --no-crash) crash=0; shift ;;
+    --no-first-write) first=0; shift ;;
+    --first-write-runs) first_runs=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --bindir) bindir=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    *) echo "run_atomic_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+if [ $quick = 1 ]; then
+    nps="4"
+    crash_runs=2
+    first_runs=2
+    stall_sleep=3
+fi
+
+if [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
+    pkglibdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
+    export OMPI_MCA_mca_base_component_path="$SFIO_COMPONENT_PATH${pkglibdir:+:$pkglibdir}"
+fi
+unset SFIO_COMPONENT_PATH   # crash_test.sh inherits the path built here
+
+if [ $stock = 1 ]; then
+    stack="--mca fs ufs --mca fbtl posix"
+    label=stock
+else
+    stack="--mca fs versioned --mca fbtl versioned"
+    label=suite
+fi
+mpirun_cmd="mpirun --allow-run-as-root --oversubscribe"
+
+workdir=$(mktemp -d "${SFIO_TEST_DIR:-/tmp}/sfio-atomic.XXXXXX")
+export SFIO_TEST_DIR=$workdir
+
+# Locate or build the programs.
+programs="t_atomicity t_serial t_crash t_stall"
+declare -A prog
+if [ -n "$bindir" ]; then
+    for p in $programs; do prog[$p]=$bindir/$p; done
+else
+    for p in $programs; do
+        var=$(echo "$p" | tr a-z A-Z)
+        if [ -n "${!var:-}" ]; then prog[$p]=${!var}
+        elif [ -x "./$p" ]; then prog[$p]=$PWD/$p
+        fi
+    done
+    missing=
+    for p in $programs; do [ -n "${prog[$p]:-}" ] || missing="$missing $p"; done
+    if [ -n "$missing" ]; then
+        mkdir -p "$workdir/bin"
+        for p in $missing; do
+            if ! ${MPICC:-mpicc} -O2 -Wall -I"$here" -o "$workdir/bin/$p" "$here/$p.c"; then
+                echo "run_atomic_tests.sh: cannot build $p" >&2
+                exit 2
+            fi
+            prog[$p]=$workdir/bin/$p
+        done
+    fi
+fi
+for p in $programs; do
+    if [ ! -x "${prog[$p]}" ]; then
+        echo "run_atomic_tests.sh: ${prog[$p]} is not executable" >&2
+        exit 2
+    fi
+done
+
+passed=0
+failed=0
+t_all=$(date +%s.%N)
+seedarg=${seed:+--seed $seed}
+mkdir -p "$workdir/logs"
+
+# run NAME TIMEOUT CMD...: one entry
+run() {
+    local name=$1 to=$2
+    shift 2
+    local log=$workdir/logs/$(echo "$name" | tr -c 'A-Za-z0-9_.=-' '_').log
+    local t0 t1 rc
+    t0=$(date +%s.%N)
+    timeout -k 5 "$to" "$@" >"$log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    local secs
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s", b - a }')
+    if [ $rc = 0 ] && ! grep -q '^FAIL' "$log"; then
+        passed=$((passed + 1))
+        echo "PASS $name ($secs)"
+    else
+        failed=$((failed + 1))
+        local detail
+        if [ $rc = 124 ] || [ $rc = 137 ]; then detail="timed out after $to s"; else detail="exit $rc"; fi
+        local fl
+        fl=$(grep -m4 '^FAIL' "$log" | cut -c1-300)
+        [ -z "$fl" ] && fl=$(grep -v '^ *$' "$log" | grep -v -- '^---' | head -4 | cut -c1-300)
+        echo "FAIL $name ($secs): $detail (log $log)"
+        [ -n "$fl" ] && echo "$fl" | sed 's/^/    /'
+    fi
+    return 0
+}
+
+mid=$(echo $nps | awk '{ print $(int((NF + 1) / 2)) }')
+echo "run_atomic_tests: $label components, np {$nps}, work dir $workdir"
+for np in $nps; do
+    m="$mpirun_cmd -np $np $stack"
+    small="--mca io_ompio_cycle_buffer_size 4096"
+    run "t_atomicity np=$np $label" 120 $m "${prog[t_atomicity]}"
+    run "t_serial np=$np $label" 120 $m "${prog[t_serial]}" $seedarg
+    run "t_atomicity np=$np $label cycle=4096" 120 $m $small "${prog[t_atomicity]}"
+    run "t_serial np=$np $label cycle=4096" 120 $m $small "${prog[t_serial]}" $seedarg
+    if [ $coll = 1 ]; then
+        run "t_serial --collective np=$np $label" 120 $m "${prog[t_serial]}" --collective-only $seedarg
+    fi
+    run "t_stall np=$np $label sleeper=1" 120 $m "${prog[t_stall]}" --sleeper 1 --sleep $stall_sleep
+    if [ "$np" = "$mid" ]; then
+        run "t_stall np=$np $label sleeper=0" 120 $m "${prog[t_stall]}" --sleeper 0 --sleep 3
+    fi
+    if [ $crash = 1 ]; then
+        sflag=
+        [ $stock = 1 ] && sflag=--stock
+        run "crash_test np=$np $label x$crash_runs" 300 "$here/crash_test.sh" --np "$np" --runs "$crash_runs" \
+            --bin "${prog[t_crash]}" --dir "$workdir" $sflag ${seed:+--seed $seed}
+        # the per-run lines of crash_test
+        log=$workdir/logs/$(echo "crash_test np=$np $label x$crash_runs" | tr -c 'A-Za-z0-9_.=-' '_').log
+        grep '^crash:' "$log" | sed 's/^/    /'
+        # kill during the first (large, whole-tile) writes, before any version exists
+        if [ $first = 1 ] && [ "$np" -le 4 ]; then
+            run "crash_test --first-write np=$np $label x$first_runs" 300 "$here/crash_test.sh" --np "$np" \
+                --runs "$first_runs" --first-write --bin "${prog[t_crash]}" --dir "$workdir" $sflag ${seed:+--seed $seed}
+            log=$workdir/logs/$(echo "crash_test --first-write np=$np $label x$first_runs" | tr -c 'A-Za-z0-9_.=-' '_').log
+            grep '^crash:' "$log" | sed 's/^/    /'
+        fi
+    fi
+done
+t_end=$(date +%s.%N)
+echo "run_atomic_tests: $label, $(awk -v a="$t_all" -v b="$t_end" 'BEGIN { printf "%.0f", b - a }') s"
+if [ $keep = 1 ] || [ $failed -gt 0 ]; then
+    rm -rf "$workdir"/crash.*/.data.sfio.* "$workdir"/bin
+    echo "run_atomic_tests: logs kept in $workdir"
+else
+    rm -rf "$workdir"
+fi
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
