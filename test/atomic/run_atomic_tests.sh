@@ -11,7 +11,9 @@
 #   --stock          --mca fs ufs --mca fbtl posix: stock OMPIO is NOT atomic,
 #                    so failures are expected there (they show that the
 #                    tests can fail)
-#   --np LIST        process counts (default "2 4 8")
+#   --np LIST        process counts (default "2 4 8"; lock modes "2 8")
+#   --lock-modes L   lock modes also run over fs versioned and fs ufs
+#                    (default "listlock rangelock filelock"; "" skips them)
 #   --crash-runs N   kill -9 runs per process count (default 4)
 #   --no-collective  skip the collective serializability check (t_serial
 #                    --collective-only: collective atomic writes through the
@@ -45,6 +47,8 @@ set -u
 
 stock=0
 nps="2 4 8"
+lock_modes="listlock rangelock filelock"
+lock_nps="2 8"
 crash_runs=4
 first_runs=3
 first=1
@@ -60,7 +64,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 while [ $# -gt 0 ]; do
     case "$1" in
     --stock) stock=1; shift ;;
-    --np) nps=$2; shift 2 ;;
+    --np) nps=$2; lock_nps=$2; shift 2 ;;
+    --lock-modes) lock_modes=$2; shift 2 ;;
     --crash-runs) crash_runs=$2; shift 2 ;;
     --no-collective) coll=0; shift ;;
     --no-crash) crash=0; shift ;;
@@ -76,6 +81,7 @@ while [ $# -gt 0 ]; do
 done
 if [ $quick = 1 ]; then
     nps="4"
+    lock_nps="4"
     crash_runs=2
     first_runs=2
     stall_sleep=3
@@ -198,6 +204,21 @@ for np in $nps; do
         fi
     fi
 done
+
+# Every lock mode of fbtl/versioned through the same checkers, over the
+# suite's fs and over stock fs/ufs (where no versioned store exists).
+if [ "$stock" = 0 ] && [ -n "$lock_modes" ]; then
+    for fs in versioned ufs; do
+        for mode in $lock_modes; do
+            for np in $lock_nps; do
+                m="$mpirun_cmd -np $np --mca fs $fs --mca fbtl versioned --mca fbtl_versioned_atomic_mode $mode"
+                run "t_atomicity np=$np fs=$fs mode=$mode" 120 $m "${prog[t_atomicity]}" --rounds 10
+                run "t_serial np=$np fs=$fs mode=$mode" 120 $m "${prog[t_serial]}" $seedarg
+                run "t_serial --collective np=$np fs=$fs mode=$mode" 120 $m "${prog[t_serial]}" --collective-only $seedarg
+            done
+        done
+    done
+fi
 t_end=$(date +%s.%N)
 echo "run_atomic_tests: $label, $(awk -v a="$t_all" -v b="$t_end" 'BEGIN { printf "%.0f", b - a }') s"
 if [ $keep = 1 ] || [ $failed -gt 0 ]; then

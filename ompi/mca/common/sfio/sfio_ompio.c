@@ -127,8 +127,6 @@ mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh)
 /* File-system operations                                             */
 /* ------------------------------------------------------------------ */
 
-static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence);
-
 static int open_flags(int amode, bool creator)
 {
     int flags = 0;
@@ -243,18 +241,10 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     f->private_objects = options->private_objects;
     f->objects_max_ranges = options->objects_max_ranges;
     fh->f_fs_ptr = f;
-    {
-        if (NULL != fh->f_sharedfp) {
-            f->sharedfp_real = fh->f_sharedfp;
-            f->sharedfp_proxy = *fh->f_sharedfp;
-            f->sharedfp_proxy.sharedfp_seek = collective_point_seek;
-            fh->f_sharedfp = &f->sharedfp_proxy;
-        } else {
-            opal_output_verbose(1, mca_common_sfio_output,
-                                "sfio: %s has no shared-file-pointer module: set_view is not "
-                                "seen, so every byte counts as shared and collective atomic "
-                                "writes go through the stock fcoll", filename);
-        }
+    int hrc = mca_common_sfio_hooks_install_at_open(fh, f);
+    if (OMPI_SUCCESS != hrc) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: cannot hook %s: error %d",
+                            filename, hrc);
     }
     return MPI_SUCCESS;
 }
@@ -326,14 +316,9 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
                 err = mca_common_sfio_errno_to_mpi(-rc);
             }
         }
-        /* OMPIO unselects fcoll and sharedfp after fs close: hand back the
-         * real modules before the proxies' memory goes. */
-        if (NULL != f->sharedfp_real && fh->f_sharedfp == &f->sharedfp_proxy) {
-            fh->f_sharedfp = f->sharedfp_real;
-        }
-        if (NULL != f->fcoll_real && fh->f_fcoll == &f->fcoll_proxy) {
-            fh->f_fcoll = f->fcoll_real;
-        }
+        /* OMPIO unselects fcoll and sharedfp after fs close. */
+        mca_common_sfio_hooks_remove_at_close(fh);
+        mca_common_sfio_hooks_release(fh);
         mca_common_sfio_objects_destroy(&f->objects);
         f->magic = 0;
         free(f);
@@ -869,81 +854,134 @@ out:
     return rc;
 }
 
+/* Per-file hooks of this DSO (each component DSO has its own list). */
+typedef struct sfio_hooks_t {
+    struct sfio_hooks_t *next;
+    ompio_file_t *fh;
+    mca_common_sfio_file_t *file;              /* fs/versioned state, or NULL */
+    mca_sharedfp_base_module_t *sharedfp_real;
+    mca_sharedfp_base_module_t sharedfp_proxy;
+    mca_fcoll_base_module_t *fcoll_real;
+    mca_fcoll_base_module_t fcoll_proxy;
+    mca_fs_base_module_t *fs_real;             /* when fbtl/versioned wrapped a stock fs */
+    mca_fs_base_module_t fs_proxy;
+} sfio_hooks_t;
+
+static sfio_hooks_t *hooks_list;
+
+static sfio_hooks_t *hooks_of(const ompio_file_t *fh)
+{
+    for (sfio_hooks_t *h = hooks_list; NULL != h; h = h->next) {
+        if (h->fh == fh) {
+            return h;
+        }
+    }
+    return NULL;
+}
+
+static sfio_hooks_t *hooks_get(ompio_file_t *fh)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    if (NULL == h && NULL != (h = calloc(1, sizeof(*h)))) {
+        h->fh = fh;
+        h->next = hooks_list;
+        hooks_list = h;
+    }
+    return h;
+}
+
+void mca_common_sfio_hooks_release(ompio_file_t *fh)
+{
+    for (sfio_hooks_t **hp = &hooks_list; NULL != *hp; hp = &(*hp)->next) {
+        if ((*hp)->fh == fh) {
+            sfio_hooks_t *h = *hp;
+            *hp = h->next;
+            if (NULL != h->fs_real && fh->f_fs == &h->fs_proxy) {
+                fh->f_fs = h->fs_real;
+            }
+            free(h);
+            return;
+        }
+    }
+}
+
 static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
                             struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    sfio_hooks_t *h = hooks_of(fh);
     /* Stock fcoll components do not check: every rank must refuse alike. */
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;
     }
-    if (fh->f_atomicity || NULL == f) {
-        /* One versioned write per rank: the versions order the group. */
+    if (fh->f_atomicity || NULL == h) {
+        /* One atomic write per rank: versions (or locks) order the group. */
         return mca_common_ompio_file_write(fh, buf, count, datatype, status);
     }
-    return f->fcoll_real->fcoll_file_write_all(fh, buf, count, datatype, status);
+    return h->fcoll_real->fcoll_file_write_all(fh, buf, count, datatype, status);
 }
 
 static int atomic_read_all(ompio_file_t *fh, void *buf, int count,
                            struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    if (fh->f_atomicity || NULL == f) {
+    sfio_hooks_t *h = hooks_of(fh);
+    if (fh->f_atomicity || NULL == h) {
         /* Aggregators would read a rank's data in several snapshots. */
         return mca_common_ompio_file_read(fh, buf, count, datatype, status);
     }
-    return f->fcoll_real->fcoll_file_read_all(fh, buf, count, datatype, status);
+    return h->fcoll_real->fcoll_file_read_all(fh, buf, count, datatype, status);
 }
 
 static int atomic_iwrite_all(ompio_file_t *fh, const void *buf, int count,
                              struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    sfio_hooks_t *h = hooks_of(fh);
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;
     }
-    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real->fcoll_file_iwrite_all) {
+    if (fh->f_atomicity || NULL == h || NULL == h->fcoll_real->fcoll_file_iwrite_all) {
         return mca_common_ompio_file_iwrite(fh, buf, count, datatype, request);
     }
-    return f->fcoll_real->fcoll_file_iwrite_all(fh, buf, count, datatype, request);
+    return h->fcoll_real->fcoll_file_iwrite_all(fh, buf, count, datatype, request);
 }
 
 static int atomic_iread_all(ompio_file_t *fh, void *buf, int count,
                             struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real->fcoll_file_iread_all) {
+    sfio_hooks_t *h = hooks_of(fh);
+    if (fh->f_atomicity || NULL == h || NULL == h->fcoll_real->fcoll_file_iread_all) {
         return mca_common_ompio_file_iread(fh, buf, count, datatype, request);
     }
-    return f->fcoll_real->fcoll_file_iread_all(fh, buf, count, datatype, request);
+    return h->fcoll_real->fcoll_file_iread_all(fh, buf, count, datatype, request);
 }
 
-static void wrap_fcoll(ompio_file_t *fh, mca_common_sfio_file_t *f)
+static void wrap_fcoll(ompio_file_t *fh, sfio_hooks_t *h)
 {
-    if (NULL == fh->f_fcoll || fh->f_fcoll == &f->fcoll_proxy) {
+    if (NULL == fh->f_fcoll || fh->f_fcoll == &h->fcoll_proxy) {
         return;
     }
-    f->fcoll_real = fh->f_fcoll;
-    f->fcoll_proxy = *fh->f_fcoll;
-    f->fcoll_proxy.fcoll_file_write_all = atomic_write_all;
-    f->fcoll_proxy.fcoll_file_read_all = atomic_read_all;
-    f->fcoll_proxy.fcoll_file_iwrite_all = atomic_iwrite_all;
-    f->fcoll_proxy.fcoll_file_iread_all = atomic_iread_all;
-    fh->f_fcoll = &f->fcoll_proxy;
+    h->fcoll_real = fh->f_fcoll;
+    h->fcoll_proxy = *fh->f_fcoll;
+    h->fcoll_proxy.fcoll_file_write_all = atomic_write_all;
+    h->fcoll_proxy.fcoll_file_read_all = atomic_read_all;
+    h->fcoll_proxy.fcoll_file_iwrite_all = atomic_iwrite_all;
+    h->fcoll_proxy.fcoll_file_iread_all = atomic_iread_all;
+    fh->f_fcoll = &h->fcoll_proxy;
 }
 
 /* Runs at the end of every set_view (and MPI_File_seek_shared), on every
- * rank: fold the versions written under the old views, derive the new
- * views' private bytes, and put the fcoll proxy in front of the fcoll
- * OMPIO just selected.  Then does the seek it stands in for. */
+ * rank: put the fcoll proxy in front of the fcoll OMPIO just selected and,
+ * with a versioned store, fold the versions written under the old views
+ * and derive the new views' private bytes.  Then does the seek it stands
+ * in for. */
 static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
 {
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    if (NULL == f || NULL == f->sharedfp_real) {
+    sfio_hooks_t *h = hooks_of(fh);
+    if (NULL == h || NULL == h->sharedfp_real) {
         return MPI_ERR_INTERN;
     }
-    wrap_fcoll(fh, f);
-    if (NULL != f->store) {
+    wrap_fcoll(fh, h);
+    mca_common_sfio_file_t *f = h->file;
+    if (NULL != f && NULL != f->store) {
         int rc = mca_common_sfio_vstore_fold(f->store, false);
         if (0 != rc) {
             return mca_common_sfio_errno_to_mpi(-rc);
@@ -957,7 +995,87 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
         }
         f->set_views++;
     }
-    return f->sharedfp_real->sharedfp_seek(fh, offset, whence);
+    return h->sharedfp_real->sharedfp_seek(fh, offset, whence);
+}
+
+int mca_common_sfio_hooks_install_at_open(ompio_file_t *fh, mca_common_sfio_file_t *file)
+{
+    sfio_hooks_t *h = hooks_get(fh);
+    if (NULL == h) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    h->file = file;
+    if (NULL == fh->f_sharedfp) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: %s has no shared-file-pointer module: set_view is not seen, so "
+                            "every byte counts as shared and collective atomic accesses go "
+                            "through the stock fcoll", fh->f_filename ? fh->f_filename : "");
+        return OMPI_SUCCESS;
+    }
+    if (fh->f_sharedfp != &h->sharedfp_proxy) {
+        h->sharedfp_real = fh->f_sharedfp;
+        h->sharedfp_proxy = *fh->f_sharedfp;
+        h->sharedfp_proxy.sharedfp_seek = collective_point_seek;
+        fh->f_sharedfp = &h->sharedfp_proxy;
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_common_sfio_hooks_remove_at_close(ompio_file_t *fh)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    if (NULL == h) {
+        return;
+    }
+    if (NULL != h->sharedfp_real && fh->f_sharedfp == &h->sharedfp_proxy) {
+        fh->f_sharedfp = h->sharedfp_real;
+    }
+    if (NULL != h->fcoll_real && fh->f_fcoll == &h->fcoll_proxy) {
+        fh->f_fcoll = h->fcoll_real;
+    }
+    h->file = NULL;
+}
+
+static int hooked_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
+                          struct opal_info_t *info, ompio_file_t *fh)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    if (NULL == h || NULL == h->fs_real) {
+        return MPI_ERR_INTERN;
+    }
+    int rc = h->fs_real->fs_file_open(comm, filename, amode, info, fh);
+    if (OMPI_SUCCESS == rc) {
+        (void) mca_common_sfio_hooks_install_at_open(fh, NULL);
+    }
+    return rc;
+}
+
+static int hooked_fs_close(ompio_file_t *fh)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    if (NULL == h || NULL == h->fs_real) {
+        return MPI_ERR_INTERN;
+    }
+    mca_fs_base_module_file_close_fn_t real_close = h->fs_real->fs_file_close;
+    mca_common_sfio_hooks_remove_at_close(fh);
+    fh->f_fs = h->fs_real;   /* OMPIO unselects the fs right after */
+    return real_close(fh);
+}
+
+int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh)
+{
+    sfio_hooks_t *h;
+    if (NULL == fh->f_fs || NULL == (h = hooks_get(fh))) {
+        return NULL == fh->f_fs ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (fh->f_fs != &h->fs_proxy) {
+        h->fs_real = fh->f_fs;
+        h->fs_proxy = *fh->f_fs;
+        h->fs_proxy.fs_file_open = hooked_fs_open;
+        h->fs_proxy.fs_file_close = hooked_fs_close;
+        fh->f_fs = &h->fs_proxy;
+    }
+    return OMPI_SUCCESS;
 }
 
 const mca_common_sfio_objects_t *mca_common_sfio_file_objects(const mca_common_sfio_file_t *f)

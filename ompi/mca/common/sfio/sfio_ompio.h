@@ -32,22 +32,26 @@ typedef struct mca_common_sfio_file_t {
     mca_common_sfio_objects_t objects;
     bool private_objects;
     size_t objects_max_ranges;
-    /* OMPIO 4.1 tells neither fs nor fbtl about set_view, but calls
-     * f_sharedfp->sharedfp_seek collectively at its end, right after
-     * selecting the fcoll.  fs/versioned puts a copy of the selected
-     * sharedfp module with its own seek in front of it to run its
-     * collective point there, and a copy of the fcoll module whose
-     * collective calls in atomic mode become one versioned access per
-     * rank (so the group's result is the serial order of the versions).
-     * Both are undone before OMPIO unselects the modules at close. */
-    mca_sharedfp_base_module_t *sharedfp_real;
-    mca_sharedfp_base_module_t sharedfp_proxy;
-    mca_fcoll_base_module_t *fcoll_real;
-    mca_fcoll_base_module_t fcoll_proxy;
     uint64_t set_views;                /* collective points seen */
 } mca_common_sfio_file_t;
 
 #define MCA_COMMON_SFIO_FILE_MAGIC 0x454c494653464953ull
+
+/* OMPIO 4.1 tells neither fs nor fbtl about set_view, but calls
+ * f_sharedfp->sharedfp_seek collectively at its end, right after selecting
+ * the fcoll.  The suite puts a copy of the selected sharedfp module with
+ * its own seek in front of it and runs its collective point there (fold,
+ * seed 004 objects), and a copy of the fcoll module whose collective calls
+ * in atomic mode become one atomic access per rank (so the group's result
+ * is one serial order).  fs/versioned installs them at its open; over a
+ * stock fs, fbtl/versioned puts a copy of the fs module in front whose
+ * open installs them.  Every proxy is undone before OMPIO unselects the
+ * modules at close.  Returns 0 or an OMPI error. */
+int mca_common_sfio_hooks_install_at_open(ompio_file_t *fh, mca_common_sfio_file_t *file);
+void mca_common_sfio_hooks_remove_at_close(ompio_file_t *fh);
+/* For fbtl/versioned over a stock fs: proxy fh->f_fs (at fbtl module init). */
+int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh);
+void mca_common_sfio_hooks_release(ompio_file_t *fh);
 
 /* The file state of fh when fs/versioned serves it, else NULL. */
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);

@@ -22,7 +22,10 @@ static int versioned_module_init(ompio_file_t *fh)
      * this component does.  One owner per file keeps the wrapper chain
      * one link long (each DSO has its own copy of the engine). */
     if (!over_fs_versioned(fh)) {
-        return mca_common_sfio_ompio_track(fh);
+        /* Over a stock fs, also see set_view and collective calls (through
+         * a proxy of the fs module whose open installs the hooks). */
+        int rc = mca_common_sfio_ompio_track(fh);
+        return OMPI_SUCCESS == rc ? mca_common_sfio_hooks_wrap_fs(fh) : rc;
     }
     return OMPI_SUCCESS;
 }
@@ -31,6 +34,7 @@ static int versioned_module_finalize(ompio_file_t *fh)
 {
     if (!over_fs_versioned(fh)) {
         mca_common_sfio_ompio_untrack(fh);
+        mca_common_sfio_hooks_release(fh);
     }
     return OMPI_SUCCESS;
 }

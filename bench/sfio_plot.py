@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""sfio_plot.py - PNG plots for sfio-bench results (matplotlib, Agg backend).
+
+  sfio_plot.py summary SUMMARY.csv OUTDIR [BASELINE]
+      summary.png: one panel per scenario/op/storage, bars = median MB/s with
+                   min..max whiskers, baseline hatched, failed runs marked FAIL
+      noncontig_scaling.png: MB/s against the number of regions per configuration
+  sfio_plot.py sweep SWEEP.csv OUTDIR [SCENARIO]
+      sweep.png: time of every combination, best first
+"""
+import csv
+import math
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def load(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def summary(rows, outdir, baseline):
+    keys = []
+    for r in rows:
+        k = (r['scenario'], r['op'], r['netstore'])
+        if k not in keys:
+            keys.append(k)
+    if not keys:
+        return
+    ncol = min(3, len(keys))
+    nrow = math.ceil(len(keys) / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6.0 * ncol, 3.6 * nrow), squeeze=False)
+    for i, k in enumerate(keys):
+        ax = axes[i // ncol][i % ncol]
+        sel = [r for r in rows if (r['scenario'], r['op'], r['netstore']) == k]
+        names = [r['config'] for r in sel]
+        med = [float(r['median_MBps']) if r['status'] == 'ok' else 0.0 for r in sel]
+        lo = [med[j] - float(r['min_MBps']) if r['status'] == 'ok' else 0 for j, r in enumerate(sel)]
+        hi = [float(r['max_MBps']) - med[j] if r['status'] == 'ok' else 0 for j, r in enumerate(sel)]
+        colors = ['tab:orange' if n.startswith('suite') or n in ('adaptive', 'listlock-ufs')
+                  else 'tab:green' if n.startswith('romio') else 'tab:blue' for n in names]
+        bars = ax.bar(range(len(sel)), med, yerr=[lo, hi], color=colors, capsize=3)
+        top = max(med + [1.0])
+        for j, r in enumerate(sel):
+            if r['config'] == baseline:
+                bars[j].set_hatch('//')
+            if r['status'] != 'ok':
+                why = 'FAIL'
+                if 'verify' in r.get('reason', ''):
+                    why = 'FAIL\nverify'
+                ax.text(j, top * 0.05, why, ha='center', va='bottom', color='red', fontsize=7,
+                        rotation=90)
+            elif r.get('ratio'):
+                ax.text(j, med[j], '%.2fx' % float(r['ratio']), ha='center', va='bottom',
+                        fontsize=6)
+        ax.set_xticks(range(len(sel)))
+        ax.set_xticklabels(names, rotation=45, ha='right', fontsize=7)
+        ax.set_ylabel('MB/s')
+        ax.set_title('%s %s (np %s, %s)' % (k[0], k[1], sel[0]['np'],
+                                           'netstore' if k[2] == 'on' else 'local'), fontsize=9)
+        ax.grid(axis='y', alpha=0.3)
+    for j in range(len(keys), nrow * ncol):
+        axes[j // ncol][j % ncol].axis('off')
+    fig.suptitle('sfio-bench: median MB/s (whiskers min..max; ratios vs %s)' % baseline)
+    fig.tight_layout(rect=[0, 0, 1, 0.97])
+    p = os.path.join(outdir, 'summary.png')
+    fig.savefig(p, dpi=90)
+    print('plot: %s' % p)
+
+    # region scaling
+    nc = [r for r in rows if r['scenario'].startswith('noncontig-r') and r['status'] == 'ok']
+    if nc:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        series = {}
+        for r in nc:
+            regions = int(re.sub(r'\D', '', r['scenario'].split('-r')[1]))
+            series.setdefault((r['config'], r['netstore']), []).append(
+                (regions, float(r['median_MBps'])))
+        for (cfg, ns), pts in sorted(series.items()):
+            pts.sort()
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker='o',
+                    label='%s%s' % (cfg, '' if ns == 'on' else ' (local)'))
+        ax.set_xscale('log', base=2)
+        ax.set_xlabel('regions per rank (same bytes)')
+        ax.set_ylabel('MB/s (median)')
+        ax.set_title('noncontiguous region scaling')
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        p = os.path.join(outdir, 'noncontig_scaling.png')
+        fig.savefig(p, dpi=90)
+        print('plot: %s' % p)
+
+
+def sweep(rows, outdir, scenario):
+    ok = sorted([r for r in rows if r['status'] == 'ok'], key=lambda r: float(r['seconds']))
+    if not ok:
+        return
+    ok = ok[:40]
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(ok) + 1.5))
+    ax.barh(range(len(ok)), [float(r['seconds']) for r in ok], color='tab:blue')
+    ax.set_yticks(range(len(ok)))
+    ax.set_yticklabels([r['combo'] for r in ok], fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xlabel('seconds (median; lower is better)')
+    ax.set_title('sweep on %s: best first' % scenario)
+    ax.grid(axis='x', alpha=0.3)
+    fig.tight_layout()
+    p = os.path.join(outdir, 'sweep.png')
+    fig.savefig(p, dpi=90)
+    print('plot: %s' % p)
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    kind, path, outdir = sys.argv[1:4]
+    extra = sys.argv[4] if len(sys.argv) > 4 else ''
+    rows = load(path)
+    if kind == 'summary':
+        summary(rows, outdir, extra or 'romio')
+    elif kind == 'sweep':
+        sweep(rows, outdir, extra)
+    else:
+        sys.exit('unknown plot kind %s' % kind)
+
+
+if __name__ == '__main__':
+    main()
