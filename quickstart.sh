@@ -14,7 +14,7 @@ prefix=${SFIO_PREFIX:-$HOME/.openmpi}
 
 # Packages the suite needs on Debian bookworm (and trixie).
 packages="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
-          check libhwloc-dev libpmix-dev libfabric-dev valgrind python3 gnuplot-nox"
+          check libhwloc-dev libpmix-dev libfabric-dev valgrind python3 python3-matplotlib"
 
 say() { printf '== %s\n' "$*"; }
 

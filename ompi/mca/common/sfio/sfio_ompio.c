@@ -20,6 +20,8 @@
 #include "opal/util/path.h"
 #include "opal/util/show_help.h"
 #include "opal/sys/atomic.h"
+#include "opal/mca/hwloc/hwloc-internal.h"
+#include "ompi/proc/proc.h"
 
 #include "sfio_ompio.h"
 #include "sfio_posixio.h"
@@ -127,6 +129,19 @@ mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh)
 /* File-system operations                                             */
 /* ------------------------------------------------------------------ */
 
+/* True when every rank of comm runs on this node (the same on all ranks:
+ * locality flags are symmetric). */
+static bool single_node(ompi_communicator_t *comm)
+{
+    for (int i = 0; i < ompi_comm_size(comm); ++i) {
+        ompi_proc_t *p = ompi_comm_peer_lookup(comm, i);
+        if (NULL == p || !OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int open_flags(int amode, bool creator)
 {
     int flags = 0;
@@ -219,11 +234,17 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     }
     f->magic = MCA_COMMON_SFIO_FILE_MAGIC;
     f->store_errno = EROFS;
-    if (!(amode & MPI_MODE_RDONLY) && options->versioned_store) {
+    if (!(amode & MPI_MODE_RDONLY) && options->versioned_store && !single_node(comm)) {
+        /* The store coordinates through shared memory of one node. */
+        f->store_errno = EXDEV;
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: no versioned store for %s: its ranks span several nodes",
+                            filename);
+    } else if (!(amode & MPI_MODE_RDONLY) && options->versioned_store) {
         mca_common_sfio_coll_t coll = coll_of(fh);
         coll.ctx = comm;
         int rc = mca_common_sfio_vstore_open(fh->f_fullfilename ? fh->f_fullfilename : filename,
-                                             fh->fd, &coll, &f->store);
+                                             options->store_dir, fh->fd, &coll, &f->store);
         if (0 != rc) {
             f->store = NULL;
             f->store_errno = -rc;
@@ -302,7 +323,7 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (NULL != f) {
         if (NULL != f->store) {
-            int rc = mca_common_sfio_vstore_fold(f->store, false);
+            int rc = mca_common_sfio_vstore_fold(f->store, false, true);
             report_stats(fh, f->store);
             if (0 == rc) {
                 rc = mca_common_sfio_vstore_close(f->store);
@@ -355,7 +376,7 @@ int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     /* Versions beyond the new size must not resurface after truncation. */
     if (NULL != f && NULL != f->store) {
-        int rc = mca_common_sfio_vstore_fold(f->store, false);
+        int rc = mca_common_sfio_vstore_fold(f->store, false, false);
         if (0 != rc) {
             return mca_common_sfio_errno_to_mpi(-rc);
         }
@@ -397,7 +418,7 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (NULL != f && NULL != f->store) {
-        int rc = mca_common_sfio_vstore_fold(f->store, true);
+        int rc = mca_common_sfio_vstore_fold(f->store, true, true);   /* OMPIO barriered */
         return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
     }
     if (0 != fsync(fh->fd)) {
@@ -771,52 +792,39 @@ void mca_common_sfio_ompio_untrack(ompio_file_t *fh)
 /* ------------------------------------------------------------------ */
 
 /* Seed 004: gathers every rank's view and derives which bytes only one
- * rank can access.  On any failure the objects stay invalid: all shared. */
-static int compute_objects(ompio_file_t *fh, mca_common_sfio_file_t *f)
+ * rank can access.  Every rank calls it with the same agreed `ok` (else
+ * nobody gathers).  On failure the objects stay invalid: all shared. */
+static int compute_objects(ompio_file_t *fh, mca_common_sfio_file_t *f, uint64_t *myblocks,
+                           int mine)
 {
     ompi_communicator_t *comm = fh->f_comm;
     int n = fh->f_size, rc;
-    int mine = (int) fh->f_iov_count * 2;
+    uint64_t mymeta[3] = { (uint64_t) mine, (uint64_t) fh->f_disp, (uint64_t) fh->f_view_extent };
+    uint64_t *meta = malloc((size_t) n * 3 * sizeof(uint64_t));
     int *counts = malloc((size_t) n * sizeof(int)), *displs = malloc((size_t) n * sizeof(int));
-    uint64_t *meta = malloc((size_t) n * 2 * sizeof(uint64_t));
-    uint64_t mymeta[2] = { (uint64_t) fh->f_disp, (uint64_t) fh->f_view_extent };
-    uint64_t *myblocks = malloc((size_t) (mine ? mine : 1) * sizeof(uint64_t));
     uint64_t *blocks = NULL;
     mca_common_sfio_view_t *views = NULL;
 
     mca_common_sfio_objects_destroy(&f->objects);
     mca_common_sfio_objects_init(&f->objects);
-    /* All ranks take the same path through the collectives below. */
-    int fail = (!counts || !displs || !meta || !myblocks);
-    rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, comm,
-                                      comm->c_coll->coll_allreduce_module);
-    if (OMPI_SUCCESS != rc || fail) {
-        rc = OMPI_SUCCESS == rc ? OMPI_ERR_OUT_OF_RESOURCE : rc;
-        goto out;
-    }
-    for (uint32_t i = 0; i < fh->f_iov_count; ++i) {
-        myblocks[2 * i] = (uint64_t) (intptr_t) fh->f_decoded_iov[i].iov_base;
-        myblocks[2 * i + 1] = fh->f_decoded_iov[i].iov_len;
-    }
-    rc = comm->c_coll->coll_allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, comm,
+    /* allocation of meta was agreed on by the caller's allreduce */
+    rc = comm->c_coll->coll_allgather(mymeta, 3, MPI_UINT64_T, meta, 3, MPI_UINT64_T, comm,
                                       comm->c_coll->coll_allgather_module);
-    if (OMPI_SUCCESS == rc) {
-        rc = comm->c_coll->coll_allgather(mymeta, 2, MPI_UINT64_T, meta, 2, MPI_UINT64_T, comm,
-                                          comm->c_coll->coll_allgather_module);
-    }
     size_t total = 0;
     for (int r = 0; OMPI_SUCCESS == rc && r < n; ++r) {
+        counts[r] = (int) meta[3 * r];
         displs[r] = (int) total;
         total += (size_t) counts[r];
     }
     if (OMPI_SUCCESS == rc && total > (size_t) INT32_MAX) {
-        rc = OMPI_ERR_NOT_SUPPORTED;
+        rc = OMPI_ERR_NOT_SUPPORTED;   /* same verdict everywhere: same totals */
     }
     if (OMPI_SUCCESS == rc) {
         blocks = malloc((total ? total : 1) * sizeof(uint64_t));
         views = malloc((size_t) n * sizeof(*views));
         /* allgatherv must be entered by all; a local allocation failure
-         * only spoils the result, which the verdict below drops */
+         * only spoils this rank's result (objects stay invalid here, which
+         * is safe: this rank then versions everything it writes) */
         rc = comm->c_coll->coll_allgatherv(myblocks, mine, MPI_UINT64_T,
                                            blocks ? blocks : myblocks, counts, displs,
                                            MPI_UINT64_T, comm,
@@ -828,7 +836,7 @@ static int compute_objects(ompio_file_t *fh, mca_common_sfio_file_t *f)
     if (OMPI_SUCCESS == rc) {
         for (int r = 0; r < n; ++r) {
             views[r] = (mca_common_sfio_view_t) {
-                .disp = meta[2 * r], .extent = meta[2 * r + 1],
+                .disp = meta[3 * r + 1], .extent = meta[3 * r + 2],
                 .blocks = (const mca_common_sfio_range_t *) (blocks + displs[r]),
                 .nblocks = (size_t) counts[r] / 2,
             };
@@ -844,11 +852,9 @@ static int compute_objects(ompio_file_t *fh, mca_common_sfio_file_t *f)
             mca_common_sfio_objects_init(&f->objects);
         }
     }
-out:
     free(counts);
     free(displs);
     free(meta);
-    free(myblocks);
     free(blocks);
     free(views);
     return rc;
@@ -981,19 +987,41 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
     }
     wrap_fcoll(fh, h);
     mca_common_sfio_file_t *f = h->file;
-    if (NULL != f && NULL != f->store) {
-        int rc = mca_common_sfio_vstore_fold(f->store, false);
-        if (0 != rc) {
-            return mca_common_sfio_errno_to_mpi(-rc);
+    /* The first point is OMPIO's default view inside MPI_File_open: every
+     * rank has the same view (all bytes shared) and nothing is written. */
+    if (NULL != f && NULL != f->store && f->set_views++ > 0) {
+        ompi_communicator_t *comm = fh->f_comm;
+        int mine = f->private_objects ? (int) fh->f_iov_count * 2 : 0;
+        uint64_t *myblocks = malloc((size_t) (mine ? mine : 1) * sizeof(uint64_t));
+        for (int i = 0; myblocks && i < mine / 2; ++i) {
+            myblocks[2 * i] = (uint64_t) (intptr_t) fh->f_decoded_iov[i].iov_base;
+            myblocks[2 * i + 1] = fh->f_decoded_iov[i].iov_len;
         }
-        if (f->private_objects) {
-            rc = compute_objects(fh, f);
-            if (OMPI_SUCCESS != rc) {
+        /* One allreduce: is there anything to fold (each rank knows its own
+         * published versions), and can everyone gather the views?  It is
+         * also the barrier the fold needs. */
+        mca_common_sfio_vstore_stats_t st;
+        mca_common_sfio_vstore_stats(f->store, &st);
+        int flags[2] = { st.versions > f->versions_at_fold, NULL == myblocks };
+        int rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm,
+                                              comm->c_coll->coll_allreduce_module);
+        if (OMPI_SUCCESS == rc && flags[0]) {
+            int frc = mca_common_sfio_vstore_fold(f->store, false, true);
+            if (0 != frc) {
+                rc = mca_common_sfio_errno_to_mpi(-frc);
+            }
+            f->versions_at_fold = st.versions;
+        }
+        if (OMPI_SUCCESS == rc && f->private_objects && !flags[1]) {
+            if (OMPI_SUCCESS != compute_objects(fh, f, myblocks, mine)) {
                 mca_common_sfio_objects_destroy(&f->objects);
                 mca_common_sfio_objects_init(&f->objects);
             }
         }
-        f->set_views++;
+        free(myblocks);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
     }
     return h->sharedfp_real->sharedfp_seek(fh, offset, whence);
 }

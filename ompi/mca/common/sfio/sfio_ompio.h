@@ -33,6 +33,7 @@ typedef struct mca_common_sfio_file_t {
     bool private_objects;
     size_t objects_max_ranges;
     uint64_t set_views;                /* collective points seen */
+    uint64_t versions_at_fold;         /* this rank's version count at the last fold */
 } mca_common_sfio_file_t;
 
 #define MCA_COMMON_SFIO_FILE_MAGIC 0x454c494653464953ull
@@ -62,6 +63,7 @@ const mca_common_sfio_objects_t *mca_common_sfio_file_objects(const mca_common_s
 /* Options of fs open. */
 typedef struct mca_common_sfio_fs_options_t {
     bool versioned_store;        /* create the store for writable files */
+    const char *store_dir;       /* NULL/"": beside the file; else node-local dir */
     bool private_objects;        /* seed 004: write private bytes in place */
     bool journal_private;        /* ... after journaling them (crash-safe) */
     size_t objects_max_ranges;   /* bound of the view intersection */

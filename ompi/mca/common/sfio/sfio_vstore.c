@@ -31,7 +31,7 @@
 #include "sfio_vindex.h"
 
 #define COORD_MAGIC   0x31444f4f43534653ull   /* "SFSCOOD1" */
-#define COORD_LAYOUT  1u
+#define COORD_LAYOUT  2u
 #define CLAIMING      UINT64_MAX               /* pending: taking a version */
 #define FOLD_CHUNK    (4u << 20)
 
@@ -53,6 +53,8 @@ typedef struct coord_t {
     char pad2[56];
     _Atomic uint64_t folded;         /* every version <= this is in the flat file */
     char pad3[56];
+    _Atomic uint64_t attached;       /* ranks that mapped the store and not yet left */
+    char pad4[56];
     coord_rank_t rank[];
 } coord_t;
 
@@ -99,8 +101,11 @@ static char *rank_file(const char *dir, const char *kind, int rank)
     return path_join(dir, name);
 }
 
-/* Splits path into its directory and the sidecar prefix ".<base>.sfio.". */
-static int sidecar_parts(const char *path, char **dir_p, char **prefix_p)
+/* Where the sidecars of path live and how their names start: beside the
+ * file as ".<base>.sfio.", or in store_dir as "sfio-<hash of the absolute
+ * path>.<base>." so that files of the same name in different directories
+ * never share a sidecar. */
+static int sidecar_parts(const char *path, const char *store_dir, char **dir_p, char **prefix_p)
 {
     char *a = strdup(path), *b = strdup(path);
     if (!a || !b) {
@@ -108,15 +113,24 @@ static int sidecar_parts(const char *path, char **dir_p, char **prefix_p)
         free(b);
         return -ENOMEM;
     }
-    char *dir = strdup(dirname(a));
+    bool beside = NULL == store_dir || '\0' == store_dir[0];
+    char *dir = strdup(beside ? dirname(a) : store_dir);
     const char *base = basename(b);
-    size_t n = strlen(base) + 8;
+    size_t n = strlen(base) + 40;
     char *prefix = malloc(n);
     if (!dir || !prefix) {
         free(a); free(b); free(dir); free(prefix);
         return -ENOMEM;
     }
-    snprintf(prefix, n, ".%s.sfio.", base);
+    if (beside) {
+        snprintf(prefix, n, ".%s.sfio.", base);
+    } else {
+        uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a of the absolute path */
+        for (const unsigned char *p = (const unsigned char *) path; *p; ++p) {
+            h = (h ^ *p) * 0x100000001b3ull;
+        }
+        snprintf(prefix, n, "sfio-%016llx.%s.", (unsigned long long) h, base);
+    }
     free(a);
     free(b);
     *dir_p = dir;
@@ -390,31 +404,19 @@ static int agree(const mca_common_sfio_coll_t *c, int rc)
     return -v;
 }
 
-int mca_common_sfio_vstore_open(const char *path, int flat_fd, const mca_common_sfio_coll_t *coll,
+/* What rank 0 tells the others at open: its verdict and the sidecar. */
+typedef struct {
+    int rc;
+    char id[4092];
+} open_msg_t;
+
+int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int flat_fd,
+                                const mca_common_sfio_coll_t *coll,
                                 mca_common_sfio_vstore_t **store_p)
 {
-    char *dir = NULL, *prefix = NULL;
-    char id[256] = { 0 };
-    int rc = sidecar_parts(path, &dir, &prefix);
-
-    /* Rank 0 recovers what a crashed job left, then names a fresh sidecar. */
-    if (0 == coll->rank && 0 == rc) {
-        int n = mca_common_sfio_vstore_recover(path, flat_fd);
-        if (n < 0) {
-            rc = n;
-        }
-        static _Atomic unsigned serial;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        snprintf(id, sizeof(id), "%s/%s%ld.%ld.%u", dir, prefix, (long) getpid(),
-                 (long) ts.tv_nsec, atomic_fetch_add(&serial, 1));
-    }
-    free(dir);
-    free(prefix);
-    rc = agree(coll, rc);
-    if (0 != rc) {
-        return rc;
-    }
+    open_msg_t msg = { 0 };
+    char *coord_path = NULL;
+    int rc = 0;
 
     mca_common_sfio_vstore_t *s = calloc(1, sizeof(*s));
     if (!s) {
@@ -441,18 +443,33 @@ int mca_common_sfio_vstore_open(const char *path, int flat_fd, const mca_common_
         }
     }
 
-    /* Rank 0 creates the sidecar and the coordination file. */
-    char *coord_path = NULL;
-    if (0 == coll->rank && 0 == rc) {
-        if (0 != mkdir(id, 0700)) {
-            rc = -errno;
-        } else if (!(coord_path = path_join(id, "coord"))) {
-            rc = -ENOMEM;
-        } else if ((s->coord_fd = open(coord_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
-            rc = -errno;
-        } else if ((rc = coord_lock(s->coord_fd, F_RDLCK, false)) == 0 &&
-                   0 != ftruncate(s->coord_fd, (off_t) s->coord_size)) {
-            rc = -errno;
+    /* Rank 0 recovers what a crashed job left, then creates a fresh
+     * sidecar and its coordination file; one broadcast tells the rest. */
+    if (0 == coll->rank) {
+        char *dir = NULL, *prefix = NULL;
+        if (0 == rc) {
+            rc = sidecar_parts(path, store_dir, &dir, &prefix);
+        }
+        if (0 == rc) {
+            int n = mca_common_sfio_vstore_recover(path, store_dir, flat_fd);
+            rc = n < 0 ? n : 0;
+        }
+        if (0 == rc) {
+            static _Atomic unsigned serial;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            snprintf(msg.id, sizeof(msg.id), "%s/%s%ld.%ld.%u", dir, prefix, (long) getpid(),
+                     (long) ts.tv_nsec, atomic_fetch_add(&serial, 1));
+            if (0 != mkdir(msg.id, 0700)) {
+                rc = -errno;
+            } else if (!(coord_path = path_join(msg.id, "coord"))) {
+                rc = -ENOMEM;
+            } else if ((s->coord_fd = open(coord_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+                rc = -errno;
+            } else if ((rc = coord_lock(s->coord_fd, F_RDLCK, false)) == 0 &&
+                       0 != ftruncate(s->coord_fd, (off_t) s->coord_size)) {
+                rc = -errno;
+            }
         }
         if (0 == rc) {
             s->coord = mmap(NULL, s->coord_size, PROT_READ | PROT_WRITE, MAP_SHARED, s->coord_fd, 0);
@@ -462,26 +479,24 @@ int mca_common_sfio_vstore_open(const char *path, int flat_fd, const mca_common_
             } else {
                 s->coord->layout = COORD_LAYOUT;
                 s->coord->nranks = (uint32_t) coll->size;
-                atomic_store(&s->coord->published, 0);
-                atomic_store(&s->coord->next_version, 0);
-                atomic_store(&s->coord->folded, 0);
                 atomic_thread_fence(memory_order_release);
                 s->coord->magic = COORD_MAGIC;
             }
         }
+        free(dir);
+        free(prefix);
+        msg.rc = rc;
     }
-    int rc0 = rc;
-    if (0 != coll->bcast(coll->ctx, &rc0, sizeof(rc0), 0) ||
-        0 != coll->bcast(coll->ctx, id, sizeof(id), 0)) {
-        rc0 = -EIO;
+    if (0 != coll->bcast(coll->ctx, &msg, sizeof(msg), 0)) {
+        msg.rc = -EIO;
     }
-    if (0 != rc0 && 0 == rc) {
-        rc = rc0;
+    if (0 != msg.rc && 0 == rc) {
+        rc = msg.rc;
     }
 
-    /* Everyone maps the coordination file and creates its own logs. */
+    /* The others map the coordination file. */
     if (0 == rc && 0 != coll->rank) {
-        if (!(coord_path = path_join(id, "coord"))) {
+        if (!(coord_path = path_join(msg.id, "coord"))) {
             rc = -ENOMEM;
         } else if ((s->coord_fd = open(coord_path, O_RDWR | O_CLOEXEC)) < 0) {
             rc = -errno;
@@ -497,44 +512,52 @@ int mca_common_sfio_vstore_open(const char *path, int flat_fd, const mca_common_
         }
     }
     free(coord_path);
+    if (0 == rc && !(s->dir = strdup(msg.id))) {
+        rc = -ENOMEM;
+    }
     if (0 == rc) {
-        s->dir = strdup(id);
-        char *lp = rank_file(id, "log", s->rank), *rp = rank_file(id, "rec", s->rank);
-        if (!s->dir || !lp || !rp) {
-            rc = -ENOMEM;
-        } else if ((s->log_fd = open(lp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0 ||
-                   (s->rec_fd = open(rp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
-            rc = -errno;
-        } else {
-            s->log_fds[s->rank] = s->log_fd;
-            atomic_store(&s->coord->rank[s->rank].pid, (int64_t) getpid());
-            atomic_store(&s->coord->rank[s->rank].pending, 0);
-            atomic_store(&s->coord->rank[s->rank].rec_tail, 0);
-        }
-        free(lp);
-        free(rp);
+        /* Logs are created at this rank's first versioned write. */
+        atomic_store(&s->coord->rank[s->rank].pid, (int64_t) getpid());
+        atomic_fetch_add(&s->coord->attached, 1);
     }
     rc = agree(coll, rc);
     if (0 != rc) {
-        if (s && s->dir) {
-            char *lp = rank_file(s->dir, "log", s->rank), *rp = rank_file(s->dir, "rec", s->rank);
-            if (lp) unlink(lp);
-            if (rp) unlink(rp);
-            free(lp);
-            free(rp);
-        }
-        coll->barrier(coll->ctx);
-        if (0 == coll->rank && '\0' != id[0]) {
-            char *cp = path_join(id, "coord");
+        if (0 == coll->rank && '\0' != msg.id[0]) {
+            char *cp = path_join(msg.id, "coord");
             if (cp) unlink(cp);
             free(cp);
-            rmdir(id);
+            rmdir(msg.id);
         }
         store_free(s);
         return rc;
     }
     *store_p = s;
     return 0;
+}
+
+/* Creates this rank's data and record logs on first use. */
+static int ensure_logs(mca_common_sfio_vstore_t *s)
+{
+    if (s->log_fd >= 0) {
+        return 0;
+    }
+    char *lp = rank_file(s->dir, "log", s->rank), *rp = rank_file(s->dir, "rec", s->rank);
+    int rc = 0;
+    if (!lp || !rp) {
+        rc = -ENOMEM;
+    } else if ((s->log_fd = open(lp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+        rc = -errno;
+    } else if ((s->rec_fd = open(rp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+        rc = -errno;
+        close(s->log_fd);
+        s->log_fd = -1;
+        unlink(lp);
+    } else {
+        s->log_fds[s->rank] = s->log_fd;
+    }
+    free(lp);
+    free(rp);
+    return rc;
 }
 
 typedef struct {
@@ -564,13 +587,14 @@ static int fold_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
     return 0;
 }
 
-int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable)
+int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool synced)
 {
     const mca_common_sfio_coll_t *c = &s->coll;
     int rc;
 
-    /* Every write of the group has returned, so every version is published. */
-    if (0 != c->barrier(c->ctx)) {
+    /* After a barrier every write of the group has returned, so every
+     * version is published and all ranks see the same P and F. */
+    if (!synced && 0 != c->barrier(c->ctx)) {
         return -EIO;
     }
     pthread_mutex_lock(&s->lock);
@@ -578,10 +602,10 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable)
     uint64_t F = atomic_load(&s->coord->folded);
     if (P == F) {
         pthread_mutex_unlock(&s->lock);
-        rc = 0;
-        if (durable && 0 != fsync(s->flat_fd)) {
-            rc = -errno;
+        if (!durable) {
+            return 0;   /* the same verdict on every rank: nothing to do */
         }
+        rc = 0 != fsync(s->flat_fd) ? -errno : 0;
         return agree(c, rc);
     }
     rc = catch_up(s);
@@ -607,7 +631,7 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable)
         }
     }
     if (0 == rc) {
-        if (0 != ftruncate(s->log_fd, 0) || 0 != ftruncate(s->rec_fd, 0)) {
+        if (s->log_fd >= 0 && (0 != ftruncate(s->log_fd, 0) || 0 != ftruncate(s->rec_fd, 0))) {
             rc = -errno;
         }
         s->log_tail = s->rec_tail = 0;
@@ -624,24 +648,25 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable)
 
 int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
 {
-    int rc = mca_common_sfio_vstore_fold(s, false);
-    char *lp = rank_file(s->dir, "log", s->rank), *rp = rank_file(s->dir, "rec", s->rank);
-    if (0 == rc) {
-        /* Folded: the sidecar holds nothing the flat file lacks. */
+    int rc = mca_common_sfio_vstore_fold(s, false, true);
+    if (0 == rc && s->log_fd >= 0) {
+        /* Folded: this rank's logs hold nothing the flat file lacks. */
+        char *lp = rank_file(s->dir, "log", s->rank), *rp = rank_file(s->dir, "rec", s->rank);
         if (lp) unlink(lp);
         if (rp) unlink(rp);
+        free(lp);
+        free(rp);
     }
-    free(lp);
-    free(rp);
-    int brc = s->coll.barrier(s->coll.ctx);
-    if (0 == rc && 0 == brc && 0 == s->rank) {
+    /* The last rank to leave removes the sidecar: no barrier needed.  A
+     * failed fold leaves it for the next open to recover. */
+    if (1 == atomic_fetch_sub(&s->coord->attached, 1) && 0 == rc) {
         char *cp = path_join(s->dir, "coord");
         if (cp) unlink(cp);
         free(cp);
         rmdir(s->dir);
     }
     store_free(s);
-    return rc ? rc : (brc ? -EIO : 0);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -676,6 +701,10 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
                          size_t nshared, const mca_common_sfio_ioseg_t *place, size_t nplace)
 {
     size_t n = nshared + nplace;
+    int lrc = ensure_logs(s);
+    if (0 != lrc) {
+        return lrc;
+    }
     mca_common_sfio_ioseg_t *logsegs = malloc((n ? n : 1) * sizeof(*logsegs));
     mca_common_sfio_range_t *ranges = malloc((n ? n : 1) * sizeof(*ranges));
     uint64_t start = s->log_tail, tail = s->log_tail;
@@ -1106,10 +1135,10 @@ static int recover_one(const char *sidecar, int flat_fd)
     return 0 == rc ? 1 : rc;
 }
 
-int mca_common_sfio_vstore_recover(const char *path, int flat_fd)
+int mca_common_sfio_vstore_recover(const char *path, const char *store_dir, int flat_fd)
 {
     char *dir = NULL, *prefix = NULL;
-    int rc = sidecar_parts(path, &dir, &prefix), count = 0;
+    int rc = sidecar_parts(path, store_dir, &dir, &prefix), count = 0;
     if (0 != rc) {
         return rc;
     }

@@ -52,17 +52,24 @@ typedef struct mca_common_sfio_coll_t {
 
 /* Collective.  Creates the store of the file at path (opened as flat_fd
  * by every rank), after recovering any orphaned store of the same file.
- * Returns 0 and *store_p, or a negative errno (same on every rank; then
- * the file is used without a store). */
-int mca_common_sfio_vstore_open(const char *path, int flat_fd, const mca_common_sfio_coll_t *coll,
+ * store_dir: where the sidecar lives; NULL or "" puts it beside the file,
+ * a node-local directory (e.g. /dev/shm) keeps log traffic off the file
+ * system, at the price that only a later open on the same node recovers a
+ * crashed job's store.  Returns 0 and *store_p, or a negative errno (same
+ * on every rank; then the file is used without a store). */
+int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int flat_fd,
+                                const mca_common_sfio_coll_t *coll,
                                 mca_common_sfio_vstore_t **store_p);
 
-/* Collective.  Folds, removes the sidecar, frees the store. */
+/* Collective, after a barrier (OMPIO's close has one).  Folds, removes
+ * the sidecar, frees the store.  Needs no MPI when nothing is to fold. */
 int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *store);
 
 /* Collective.  Writes every published version back to the flat file;
- * with durable, also fsyncs it. */
-int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *store, bool durable);
+ * with durable, also fsyncs it.  synced: the caller's ranks have just
+ * passed a barrier after their last writes (OMPIO does before sync and
+ * close), so the fold needs none of its own. */
+int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *store, bool durable, bool synced);
 
 /* Writes segs.  atomic: the write is one serializable unit; bytes that
  * objects (seed 004, may be NULL) call private go in place, the rest
@@ -96,6 +103,6 @@ const char *mca_common_sfio_vstore_dir(const mca_common_sfio_vstore_t *store);
 
 /* Recovers every orphaned store of path into flat_fd (one process).
  * Returns the number of stores recovered, or a negative errno. */
-int mca_common_sfio_vstore_recover(const char *path, int flat_fd);
+int mca_common_sfio_vstore_recover(const char *path, const char *store_dir, int flat_fd);
 
 #endif

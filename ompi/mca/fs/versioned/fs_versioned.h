@@ -16,6 +16,7 @@ extern int mca_fs_versioned_priority;
 extern int mca_fs_versioned_verbose;
 extern int mca_fs_versioned_output;
 extern bool mca_fs_versioned_store;
+extern char *mca_fs_versioned_store_dir;
 extern bool mca_fs_versioned_private_objects;
 extern bool mca_fs_versioned_journal_private;
 extern size_t mca_fs_versioned_objects_max_ranges;

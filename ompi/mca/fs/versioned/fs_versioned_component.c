@@ -14,6 +14,7 @@ int mca_fs_versioned_priority = 30;   /* above stock fs/ufs (10) */
 int mca_fs_versioned_verbose = 0;
 int mca_fs_versioned_output = -1;
 bool mca_fs_versioned_store = true;
+char *mca_fs_versioned_store_dir = NULL;
 bool mca_fs_versioned_private_objects = true;
 bool mca_fs_versioned_journal_private = true;
 size_t mca_fs_versioned_objects_max_ranges = 1 << 20;
@@ -38,6 +39,14 @@ static int versioned_register(void)
         "atomic mode then needs the lock modes of fbtl/versioned",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_store);
+    mca_fs_versioned_store_dir = NULL;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version, "store_dir",
+        "Directory of the versioned store's logs; empty (default): beside the file.  A "
+        "node-local directory (e.g. /dev/shm or a local SSD) keeps the log traffic of atomic "
+        "writes off the shared file system; a crashed job's store is then recovered only by "
+        "a later open on the same node",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_store_dir);
     mca_fs_versioned_private_objects = true;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
         "private_objects",
