@@ -657,16 +657,28 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
         free(lp);
         free(rp);
     }
-    /* The last rank to leave removes the sidecar: no barrier needed.  A
-     * failed fold leaves it for the next open to recover. */
-    if (1 == atomic_fetch_sub(&s->coord->attached, 1) && 0 == rc) {
-        char *cp = path_join(s->dir, "coord");
-        if (cp) unlink(cp);
-        free(cp);
-        rmdir(s->dir);
+    atomic_fetch_sub(&s->coord->attached, 1);
+    /* When close returns on any rank the sidecar is gone: rank 0 waits in
+     * shared memory until every rank has left (their logs unlinked),
+     * removes it, then one barrier releases everyone.  A failed fold
+     * leaves it for the next open to recover. */
+    if (0 == s->rank && 0 == rc) {
+        for (unsigned long spins = 0; atomic_load(&s->coord->attached) > 0; ++spins) {
+            if (spins > 200000) {
+                break;   /* a rank that cannot leave: its sidecar stays */
+            }
+            sched_yield();
+        }
+        if (0 == atomic_load(&s->coord->attached)) {
+            char *cp = path_join(s->dir, "coord");
+            if (cp) unlink(cp);
+            free(cp);
+            rmdir(s->dir);
+        }
     }
+    int brc = s->coll.barrier(s->coll.ctx);
     store_free(s);
-    return rc;
+    return rc ? rc : (brc ? -EIO : 0);
 }
 
 /* ------------------------------------------------------------------ */
