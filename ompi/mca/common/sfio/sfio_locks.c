@@ -83,20 +83,23 @@ int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
     int rc;
 
     mca_common_sfio_rangelist_init(&locks);
-    if (MCA_COMMON_SFIO_LOCK_LIST == mode) {
+    /* Bytes no other rank can reach need no lock (seed 004); only list
+     * locks can tell them apart, the other modes lock every byte. */
+    const mca_common_sfio_ioseg_t *locked = segs;
+    size_t nlocked = nsegs;
+    rc = 0;
+    if (MCA_COMMON_SFIO_LOCK_LIST == mode && NULL != objects && objects->valid) {
         rc = mca_common_sfio_segs_split_private(segs, nsegs, objects, &priv, &npriv, &shared,
                                                 &nshared);
-    } else {
-        rc = mca_common_sfio_segs_split_private(segs, nsegs, NULL, &priv, &npriv, &shared,
-                                                &nshared);
+        locked = shared;
+        nlocked = nshared;
     }
-    /* Bytes no other rank can reach need no lock (seed 004). */
     if (0 == rc && npriv > 0) {
         rc = mca_common_sfio_posix_write_segs(fd, priv, npriv, &n);
         done += n;
     }
-    if (0 == rc && nshared > 0) {
-        rc = mca_common_sfio_lockplan_build(mode, shared, nshared, NULL, &locks);
+    if (0 == rc && nlocked > 0) {
+        rc = mca_common_sfio_lockplan_build(mode, locked, nlocked, NULL, &locks);
         if (0 == rc) {
             rc = mca_common_sfio_lockplan_coarsen(&locks, mca_common_sfio_lock_max_ranges);
         }
@@ -105,7 +108,7 @@ int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
             rc = mca_common_sfio_locks_acquire(fd, &locks, true);
             if (0 == rc) {
                 n = 0;
-                rc = mca_common_sfio_posix_write_segs(fd, shared, nshared, &n);
+                rc = mca_common_sfio_posix_write_segs(fd, locked, nlocked, &n);
                 done += n;
                 mca_common_sfio_locks_release(fd, &locks);
             }

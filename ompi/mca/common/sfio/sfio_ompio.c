@@ -142,42 +142,27 @@ static bool single_node(ompi_communicator_t *comm)
     return true;
 }
 
-static int open_flags(int amode, bool creator)
+/* open(2) flags of amode for this rank: Open MPI's fs base gives O_CREAT
+ * and O_EXCL to the root only (so that EXCL means "did not exist") and no
+ * O_APPEND (OMPIO places the pointers for MPI_MODE_APPEND; O_APPEND would
+ * make pwrite ignore offsets). */
+static int open_flags(int amode, int rank)
 {
-    int flags = 0;
-    if (amode & MPI_MODE_RDONLY) flags |= O_RDONLY;
-    if (amode & MPI_MODE_WRONLY) flags |= O_WRONLY;
-    if (amode & MPI_MODE_RDWR)   flags |= O_RDWR;
-    /* Only one process creates, so that EXCL means "did not exist". */
-    if (creator && (amode & MPI_MODE_CREATE)) flags |= O_CREAT;
-    if (creator && (amode & MPI_MODE_EXCL))   flags |= O_EXCL;
-    /* MPI_MODE_APPEND only places the initial pointers at the end (OMPIO
-     * does that); O_APPEND would make pwrite ignore offsets. */
-    return flags | O_CLOEXEC;
-}
-
-static int file_perm(const ompio_file_t *fh)
-{
-    if (OMPIO_PERM_NULL != fh->f_perm) {
-        return fh->f_perm;
-    }
-    mode_t mask = umask(022);
-    umask(mask);
-    return 0666 & ~mask;
+    return mca_fs_base_get_file_amode(rank, amode) | O_CLOEXEC;
 }
 
 int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                             struct opal_info_t *info, ompio_file_t *fh,
                             const mca_common_sfio_fs_options_t *options)
 {
-    int perm = file_perm(fh);
+    int perm = mca_fs_base_get_file_perm(fh);
     int err = MPI_SUCCESS;
     (void) info;
 
     /* The root creates first; the others open what it created. */
     fh->fd = -1;
     if (OMPIO_ROOT == fh->f_rank) {
-        fh->fd = open(filename, open_flags(amode, true), perm);
+        fh->fd = open(filename, open_flags(amode, OMPIO_ROOT), perm);
         if (fh->fd < 0) {
             err = mca_common_sfio_errno_to_mpi(errno);
         }
@@ -188,7 +173,7 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
         err = rc;
     }
     if (MPI_SUCCESS == err && OMPIO_ROOT != fh->f_rank) {
-        fh->fd = open(filename, open_flags(amode, false), perm);
+        fh->fd = open(filename, open_flags(amode, fh->f_rank), perm);
         if (fh->fd < 0) {
             err = mca_common_sfio_errno_to_mpi(errno);
         }
@@ -522,8 +507,8 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
     static bool told_fallback = false;
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     mca_common_sfio_vstore_t *store = (NULL != f) ? f->store : NULL;
-    const char *why = (NULL == f) ? "the file is not served by fs/versioned"
-                                  : strerror(f->store_errno);
+#define WHY_NO_STORE ((NULL == f) ? "the file is not served by fs/versioned" \
+                                  : strerror(f->store_errno))
 
     *path_p = (mca_common_sfio_async_path_t) {
         .store = store, .atomic = false, .lockmode = 0,
@@ -542,7 +527,7 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
             told_fallback = true;
             opal_output_verbose(1, mca_common_sfio_output,
                                 "sfio: atomic mode of %s uses listlock, not versioned: %s",
-                                fh->f_filename ? fh->f_filename : "", why);
+                                fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
         }
         path_p->store = NULL;
         path_p->lockmode = MCA_COMMON_SFIO_LOCK_LIST;
@@ -554,7 +539,7 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
         }
         if (NULL == f || !f->warned_no_atomic) {
             mca_common_sfio_show_help("atomic-unavailable", true,
-                                      fh->f_filename ? fh->f_filename : "", why);
+                                      fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
             if (NULL != f) {
                 f->warned_no_atomic = true;
             }
@@ -573,6 +558,7 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
     /* Lock modes write in place: no versions are ever made. */
     path_p->store = NULL;
     return 0;
+#undef WHY_NO_STORE
 }
 
 static int path_write(int fd, const mca_common_sfio_async_path_t *p,
@@ -605,6 +591,9 @@ static int path_read(int fd, const mca_common_sfio_async_path_t *p,
 static void trace(ompio_file_t *fh, const char *what, const mca_common_sfio_ioseg_t *segs,
                   size_t nsegs, const mca_common_sfio_async_path_t *p)
 {
+    if (opal_output_get_verbosity(mca_common_sfio_output) < 10) {
+        return;   /* every fbtl call passes here: sum nothing unless asked */
+    }
     opal_output_verbose(10, mca_common_sfio_output,
                         "sfio: %s %zu pieces from %" PRIu64 " (%" PRIu64 " B) atomic=%d via %s",
                         what, nsegs, nsegs ? segs[0].offset : 0,

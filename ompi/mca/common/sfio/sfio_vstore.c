@@ -29,6 +29,7 @@
 
 #include "sfio_vstore.h"
 #include "sfio_vindex.h"
+#include "sfio_lockplan.h"
 
 #define COORD_MAGIC   0x31444f4f43534653ull   /* "SFSCOOD1" */
 #define COORD_LAYOUT  2u
@@ -814,65 +815,44 @@ static int segvec_push(segvec_t *sv, uint64_t offset, uint64_t length, void *buf
     return 0;
 }
 
-/* Sorts one segment's bytes into those that may go in place and those
- * that need a version.  In place: no published version covers them and,
- * in atomic mode, seed 004 says no other rank can access them. */
-static int classify(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *g, bool atomic,
-                    const mca_common_sfio_objects_t *objects, mca_common_sfio_rangelist_t *tmp,
-                    mca_common_sfio_rangelist_t *priv, mca_common_sfio_rangelist_t *shared,
-                    segvec_t *direct, segvec_t *versioned)
-{
-    if (mca_common_sfio_vindex_overlaps(&s->index, g->offset, g->length)) {
-        return segvec_push(versioned, g->offset, g->length, g->buf);
-    }
-    if (!atomic) {
-        return segvec_push(direct, g->offset, g->length, g->buf);
-    }
-    if (NULL == objects || !objects->valid) {
-        return segvec_push(versioned, g->offset, g->length, g->buf);
-    }
-    mca_common_sfio_rangelist_clear(tmp);
-    mca_common_sfio_rangelist_clear(priv);
-    mca_common_sfio_rangelist_clear(shared);
-    int rc = mca_common_sfio_rangelist_add(tmp, g->offset, g->length);
-    if (0 == rc) {
-        rc = mca_common_sfio_objects_split(objects, tmp, priv, shared);
-    }
-    if (0 != rc) {
-        return segvec_push(versioned, g->offset, g->length, g->buf);
-    }
-    /* Both lists are ascending inside [offset, offset + length); keep the
-     * memory address of every piece. */
-    for (size_t i = 0; i < priv->count && 0 == rc; ++i) {
-        const mca_common_sfio_range_t *r = &priv->ranges[i];
-        rc = segvec_push(direct, r->offset, r->length, (char *) g->buf + (r->offset - g->offset));
-    }
-    for (size_t i = 0; i < shared->count && 0 == rc; ++i) {
-        const mca_common_sfio_range_t *r = &shared->ranges[i];
-        rc = segvec_push(versioned, r->offset, r->length, (char *) g->buf + (r->offset - g->offset));
-    }
-    return rc;
-}
-
 int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
                                  size_t nsegs, bool atomic, const mca_common_sfio_objects_t *objects,
                                  uint64_t *written_p)
 {
-    segvec_t direct = { 0 }, versioned = { 0 };
-    mca_common_sfio_rangelist_t tmp, priv, shared;
+    segvec_t direct = { 0 }, versioned = { 0 }, uncovered = { 0 };
+    mca_common_sfio_ioseg_t *priv = NULL, *shared = NULL;
+    size_t npriv = 0, nshared = 0;
     uint64_t done = 0;
     int rc;
 
-    mca_common_sfio_rangelist_init(&tmp);
-    mca_common_sfio_rangelist_init(&priv);
-    mca_common_sfio_rangelist_init(&shared);
     pthread_mutex_lock(&s->lock);
     rc = catch_up(s);
+    /* Bytes a published version covers must become a version themselves
+     * (a later read would overlay them); the rest may go in place when
+     * not atomic, or, in atomic mode, when seed 004 says no other rank can
+     * access them. */
     for (size_t i = 0; i < nsegs && 0 == rc; ++i) {
-        if (segs[i].length > 0) {
-            rc = classify(s, &segs[i], atomic, objects, &tmp, &priv, &shared, &direct, &versioned);
+        const mca_common_sfio_ioseg_t *g = &segs[i];
+        if (0 == g->length) {
+            continue;
         }
+        segvec_t *to = mca_common_sfio_vindex_overlaps(&s->index, g->offset, g->length)
+                           ? &versioned : (atomic ? &uncovered : &direct);
+        rc = segvec_push(to, g->offset, g->length, g->buf);
     }
+    if (0 == rc && uncovered.n > 0) {
+        rc = mca_common_sfio_segs_split_private(uncovered.v, uncovered.n, objects, &priv, &npriv,
+                                                &shared, &nshared);
+    }
+    for (size_t i = 0; 0 == rc && i < npriv; ++i) {
+        rc = segvec_push(&direct, priv[i].offset, priv[i].length, priv[i].buf);
+    }
+    for (size_t i = 0; 0 == rc && i < nshared; ++i) {
+        rc = segvec_push(&versioned, shared[i].offset, shared[i].length, shared[i].buf);
+    }
+    free(priv);
+    free(shared);
+    free(uncovered.v);
     if (atomic && s->journal_private) {
         /* One call is one serial unit, in memory and after a crash. */
         if (0 == rc && versioned.n + direct.n > 0) {
@@ -896,9 +876,6 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
     pthread_mutex_unlock(&s->lock);
     free(direct.v);
     free(versioned.v);
-    mca_common_sfio_rangelist_destroy(&tmp);
-    mca_common_sfio_rangelist_destroy(&priv);
-    mca_common_sfio_rangelist_destroy(&shared);
     *written_p = done;
     return rc;
 }
