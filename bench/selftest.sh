@@ -81,5 +81,14 @@ for s in noncontig tilerow block3d flash tileread "volume --method master" ior s
     check "corrupt $s refused" 3 \
         $mpirun -np 4 -x BENCH_CORRUPT=1 "$bench" -s $s --quick --reps 1 -d "$dir"
 done
+# the program real OTPO runs: no arguments, last line is OTPO's NPB format
+if "$here/sfio-bench" otpo-wrapper --scenario tilerow --quick --reps 1 --netstore off \
+        --bench "$bench" --storage "$dir" -o "$dir/otpo-wrapper.sh" > /dev/null &&
+   $mpirun -np 2 "$dir/otpo-wrapper.sh" > "$dir/out" 2>&1 &&
+   tail -1 "$dir/out" | grep -Eq '^Time in seconds = [0-9.]+$'; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL: otpo-wrapper program"; tail -5 "$dir/out" | sed 's/^/    /'
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
