@@ -17,6 +17,7 @@ typedef mca_common_sfio_record_t record_t;
 
 #define WRITE MCA_COMMON_SFIO_RECORD_WRITE
 #define ABORT MCA_COMMON_SFIO_RECORD_ABORT
+#define FRESH MCA_COMMON_SFIO_RECORD_FRESH
 #define HDR   MCA_COMMON_SFIO_RECORD_HEADER
 
 /* Field offsets of the layout documented in sfio_record.h. */
@@ -144,6 +145,7 @@ START_TEST(test_roundtrip_zero_one_many)
     roundtrip(WRITE, 1, 0, NULL, 0);
     roundtrip(ABORT, 7, 123, NULL, 0);
     roundtrip(MCA_COMMON_SFIO_RECORD_PLACE, 8, 4096, NULL, 0);
+    roundtrip(FRESH, 0, 1u << 20, &one, 1);   /* undo notes precede their version */
     roundtrip(WRITE, 2, 100, &one, 1);
     roundtrip(ABORT, UINT64_MAX, UINT64_MAX, &one, 1);
     for (uint32_t i = 0; i < 300; ++i) {
@@ -222,8 +224,8 @@ static void flip_every_bit(mca_common_sfio_record_kind_t kind, uint32_t nranges,
     for (uint32_t i = 0; i < nranges; ++i) {
         r[i] = (range_t) { rnd_below(1u << 20), rnd_below(1000) };
     }
-    mca_common_sfio_record_encode(orig, kind, 1 + rnd_below(1000), rnd_below(1u << 30), r,
-                                  nranges);
+    mca_common_sfio_record_encode(orig, kind, FRESH == kind ? 0 : 1 + rnd_below(1000),
+                                  rnd_below(1u << 30), r, nranges);
     REQUIRE(0 == mca_common_sfio_record_decode(orig, size + slack, &rec));
     for (size_t bit = 0; bit < size * 8; ++bit) {
         memcpy(buf, orig, size + slack);
@@ -254,6 +256,7 @@ START_TEST(test_single_bit_flips)
     for (uint32_t n = 0; n <= 8; ++n) {
         flip_every_bit(WRITE, n, 0);
         flip_every_bit(ABORT, n, 0);
+        flip_every_bit(FRESH, n, 0);
         flip_every_bit(WRITE, n, 16 * 4);   /* the next bytes of a log are readable */
     }
 }
@@ -266,7 +269,7 @@ START_TEST(test_bad_header)
     unsigned char *p = (unsigned char *) buf;
     size_t size = mca_common_sfio_record_size(1);
     record_t rec;
-    uint32_t kinds[4] = { 0, 4, 0x100 | WRITE, UINT32_MAX };   /* 1-3 are WRITE, ABORT, PLACE */
+    uint32_t kinds[4] = { 0, 5, 0x100 | WRITE, UINT32_MAX };   /* 1-4: WRITE, ABORT, PLACE, FRESH */
 
     /* a record all zero (a hole in a sparse record log) */
     REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));
@@ -286,6 +289,9 @@ START_TEST(test_bad_header)
     mca_common_sfio_record_encode(buf, WRITE, 0, 0, &r, 1);
     REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));
     mca_common_sfio_record_encode(buf, ABORT, 0, 0, NULL, 0);
+    REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));
+    /* ... and an undo note never carries one */
+    mca_common_sfio_record_encode(buf, FRESH, 3, 0, &r, 1);
     REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));
 
     /* a garbage range count is refused, not read as "need more bytes" */

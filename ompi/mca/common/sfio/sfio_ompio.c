@@ -260,12 +260,19 @@ static void report_stats(ompio_file_t *fh, mca_common_sfio_vstore_t *store)
     mca_common_sfio_vstore_stats_t st;
     mca_common_sfio_vstore_stats(store, &st);
     opal_output_verbose(1, mca_common_sfio_output,
-                        "sfio: rank %d %s: in place %" PRIu64 " B, versioned %" PRIu64
+                        "sfio: rank %d %s: in place %" PRIu64 " B (fresh %" PRIu64 " B), versioned %" PRIu64
                         " B in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
                         " B in %" PRIu64 " folds, waits %" PRIu64 ", skipped dead versions %" PRIu64,
                         fh->f_rank, fh->f_filename ? fh->f_filename : "", st.bytes_in_place,
-                        st.bytes_versioned, st.versions, st.bytes_overlaid, st.bytes_folded,
-                        st.folds, st.publish_waits, st.aborted_versions);
+                        st.bytes_fresh, st.bytes_versioned, st.versions, st.bytes_overlaid,
+                        st.bytes_folded, st.folds, st.publish_waits, st.aborted_versions);
+    if (st.recovered_stores > 0) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: %s: recovered %" PRIu64 " orphaned store(s) at open, "
+                            "zeroed %" PRIu64 " B of unfinished fresh writes",
+                            fh->f_filename ? fh->f_filename : "", st.recovered_stores,
+                            st.bytes_undone);
+    }
 }
 
 /* Files whose DELETE_ON_CLOSE this process has just carried out.  OMPIO
@@ -376,6 +383,9 @@ int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
     }
     int rc = fh->f_comm->c_coll->coll_bcast(&err, 1, MPI_INT, OMPIO_ROOT, fh->f_comm,
                                             fh->f_comm->c_coll->coll_bcast_module);
+    if (NULL != f && NULL != f->store) {
+        mca_common_sfio_vstore_resized(f->store);   /* root's ftruncate is done */
+    }
     return OMPI_SUCCESS != rc ? rc : err;
 }
 

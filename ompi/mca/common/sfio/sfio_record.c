@@ -70,8 +70,8 @@ int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio
     memcpy(&sum, p + 32, 8);
     if (MCA_COMMON_SFIO_RECORD_MAGIC != magic || nranges > RECORD_MAX_RANGES ||
         (MCA_COMMON_SFIO_RECORD_WRITE != kind && MCA_COMMON_SFIO_RECORD_ABORT != kind &&
-         MCA_COMMON_SFIO_RECORD_PLACE != kind) ||
-        0 == version) {
+         MCA_COMMON_SFIO_RECORD_PLACE != kind && MCA_COMMON_SFIO_RECORD_FRESH != kind) ||
+        (0 == version) != (MCA_COMMON_SFIO_RECORD_FRESH == kind)) {
         return -EBADMSG;
     }
     size_t size = mca_common_sfio_record_size(nranges);

@@ -24,10 +24,17 @@
 typedef enum {
     MCA_COMMON_SFIO_RECORD_WRITE = 1,   /* bytes of a version, read through the index */
     MCA_COMMON_SFIO_RECORD_ABORT = 2,   /* a version whose writer died: void */
-    MCA_COMMON_SFIO_RECORD_PLACE = 3    /* bytes of a version that its writer puts in
+    MCA_COMMON_SFIO_RECORD_PLACE = 3,   /* bytes of a version that its writer puts in
                                            place after publishing (seed 004's private
                                            bytes): a redo journal, applied only by
                                            crash recovery */
+    MCA_COMMON_SFIO_RECORD_FRESH = 4    /* private bytes that held nothing yet (at or
+                                           past log_offset = the writer's fresh floor),
+                                           written in place *before* the version is
+                                           taken: an undo note without data.  Version
+                                           0; the write is complete iff the writer's
+                                           next record carries a published version,
+                                           else recovery zeroes the ranges */
 } mca_common_sfio_record_kind_t;
 
 #include "sfio_rangelist.h"   /* mca_common_sfio_range_t */

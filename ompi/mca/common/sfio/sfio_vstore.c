@@ -77,6 +77,12 @@ struct mca_common_sfio_vstore_t {
     pthread_mutex_t lock;
     mca_common_sfio_vstore_stats_t stats;
     bool journal_private;        /* atomic private bytes go through the redo journal */
+    /* This rank's private bytes at or past fresh_floor held nothing when
+     * the current epoch (collective point to collective point) began, and
+     * this rank has not written them since: nobody else may write them in
+     * this epoch.  Such bytes need no redo journal: a crash before the
+     * version is published is undone by zeroing them (FRESH record). */
+    uint64_t fresh_floor;
     char *recbuf;
     size_t recbuf_size;
 };
@@ -201,6 +207,14 @@ static void note_extent(mca_common_sfio_vstore_t *s, const mca_common_sfio_recor
             s->max_end = end;
         }
     }
+}
+
+/* A collective point: every write of the group has returned, so the flat
+ * file's size bounds every byte written so far. */
+static void refresh_fresh_floor(mca_common_sfio_vstore_t *s)
+{
+    struct stat st;
+    s->fresh_floor = 0 == fstat(s->flat_fd, &st) ? (uint64_t) st.st_size : UINT64_MAX;
 }
 
 /* Brings the index to the newest published version.  Caller holds lock. */
@@ -367,6 +381,8 @@ static void publish(mca_common_sfio_vstore_t *s, uint64_t v)
     }
 }
 
+static int recover_all(const char *path, const char *store_dir, int flat_fd, uint64_t *undone_p);
+
 /* ------------------------------------------------------------------ */
 /* open / close / fold                                                */
 /* ------------------------------------------------------------------ */
@@ -452,8 +468,9 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
             rc = sidecar_parts(path, store_dir, &dir, &prefix);
         }
         if (0 == rc) {
-            int n = mca_common_sfio_vstore_recover(path, store_dir, flat_fd);
+            int n = recover_all(path, store_dir, flat_fd, &s->stats.bytes_undone);
             rc = n < 0 ? n : 0;
+            s->stats.recovered_stores = n > 0 ? (uint64_t) n : 0;
         }
         if (0 == rc) {
             static _Atomic unsigned serial;
@@ -522,6 +539,9 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         atomic_fetch_add(&s->coord->attached, 1);
     }
     rc = agree(coll, rc);
+    if (0 == rc) {
+        refresh_fresh_floor(s);   /* after the open's collective agreement */
+    }
     if (0 != rc) {
         if (0 == coll->rank && '\0' != msg.id[0]) {
             char *cp = path_join(msg.id, "coord");
@@ -598,10 +618,12 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
     if (!synced && 0 != c->barrier(c->ctx)) {
         return -EIO;
     }
+    s->fresh_floor = UINT64_MAX;   /* until this collective point completes */
     pthread_mutex_lock(&s->lock);
     uint64_t P = atomic_load(&s->coord->published);
     uint64_t F = atomic_load(&s->coord->folded);
     if (P == F) {
+        refresh_fresh_floor(s);
         pthread_mutex_unlock(&s->lock);
         if (!durable) {
             return 0;   /* the same verdict on every rank: nothing to do */
@@ -642,6 +664,7 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
         s->max_end = 0;
         s->seen = P;
         rc = agree(c, rc);   /* nobody reads a stale tail after this */
+        refresh_fresh_floor(s);   /* after every rank's write-back */
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -705,16 +728,63 @@ static uint32_t layout(const mca_common_sfio_ioseg_t *segs, size_t n, uint64_t *
     return nranges;
 }
 
+/* Appends one record to this rank's record log and makes it visible. */
+static int append_record(mca_common_sfio_vstore_t *s, size_t rsize)
+{
+    ssize_t put = mca_common_sfio_posix_pwrite_full(s->rec_fd, s->recbuf, rsize, s->rec_tail);
+    if (put != (ssize_t) rsize) {
+        return put < 0 ? (int) put : -EIO;
+    }
+    s->rec_tail += rsize;
+    atomic_store_explicit(&s->coord->rank[s->rank].rec_tail, s->rec_tail, memory_order_release);
+    return 0;
+}
+
+/* Puts fresh private bytes in place before the version exists, after a
+ * FRESH record that lets recovery undo them (they held nothing). */
+static int write_fresh(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *fresh,
+                       size_t nfresh)
+{
+    mca_common_sfio_range_t *ranges = malloc(nfresh * sizeof(*ranges));
+    if (!ranges) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < nfresh; ++i) {
+        ranges[i] = (mca_common_sfio_range_t) { fresh[i].offset, fresh[i].length };
+    }
+    size_t rsize = mca_common_sfio_record_size((uint32_t) nfresh);
+    int rc = recbuf_reserve(s, rsize);
+    if (0 == rc) {
+        mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_FRESH, 0, s->fresh_floor,
+                                      ranges, (uint32_t) nfresh);
+        rc = append_record(s, rsize);
+    }
+    free(ranges);
+    uint64_t done = 0;
+    if (0 == rc) {
+        rc = mca_common_sfio_posix_write_segs(s->flat_fd, fresh, nfresh, &done);
+        s->stats.bytes_in_place += done;
+        s->stats.bytes_fresh += done;
+    }
+    return rc;
+}
+
 /* Makes one version of an atomic write: shared segs become readable
- * through the index; place segs (seed 004's private bytes) are journaled
- * and put in place only after the version is published, so that a crash
- * leaves either the whole write (recovery redoes the in-place part) or
- * none of it.  Returns 0 or a negative errno. */
+ * through the index; place segs (seed 004's private bytes over old data)
+ * are journaled and put in place only after the version is published;
+ * fresh segs (private bytes over nothing) were put in place before it,
+ * after a FRESH undo note.  So a crash leaves either the whole write
+ * (recovery redoes the journaled part) or none of it (recovery zeroes
+ * the fresh part).  Returns 0 or a negative errno. */
 static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *shared,
-                         size_t nshared, const mca_common_sfio_ioseg_t *place, size_t nplace)
+                         size_t nshared, const mca_common_sfio_ioseg_t *place, size_t nplace,
+                         const mca_common_sfio_ioseg_t *fresh, size_t nfresh)
 {
     size_t n = nshared + nplace;
     int lrc = ensure_logs(s);
+    if (0 == lrc && nfresh > 0) {
+        lrc = write_fresh(s, fresh, nfresh);
+    }
     if (0 != lrc) {
         return lrc;
     }
@@ -742,7 +812,9 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     s->log_tail = start + written;   /* never reuse log bytes, even after a failure */
     free(logsegs);
     size_t size_shared = nr_shared ? mca_common_sfio_record_size(nr_shared) : 0;
-    size_t size_place = nr_place ? mca_common_sfio_record_size(nr_place) : 0;
+    /* A fresh-only write still needs a record of a published version: its
+     * completion mark (an empty PLACE record). */
+    size_t size_place = (nr_place || !nr_shared) ? mca_common_sfio_record_size(nr_place) : 0;
     if (0 == rc) {
         rc = recbuf_reserve(s, size_shared + size_place);
     }
@@ -760,20 +832,13 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
                                       nr_shared);
     }
-    if (nr_place) {
+    if (size_place) {
         mca_common_sfio_record_encode(s->recbuf + size_shared, MCA_COMMON_SFIO_RECORD_PLACE, v,
                                       place_start, ranges + nr_shared, nr_place);
     }
     free(ranges);
-    size_t rsize = size_shared + size_place;
-    ssize_t put = mca_common_sfio_posix_pwrite_full(s->rec_fd, s->recbuf, rsize, s->rec_tail);
-    if (put == (ssize_t) rsize) {
-        s->rec_tail += rsize;
-        atomic_store_explicit(&me->rec_tail, s->rec_tail, memory_order_release);
-    } else {
-        rc = put < 0 ? (int) put : -EIO;
-        /* The version still gets published, empty, so others never wait. */
-    }
+    /* On failure the version still gets published, empty, so others never wait. */
+    rc = append_record(s, size_shared + size_place);
     publish(s, v);
     atomic_store(&me->pending, 0);
     if (0 == rc) {
@@ -854,20 +919,41 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
     free(shared);
     free(uncovered.v);
     if (atomic && s->journal_private) {
-        /* One call is one serial unit, in memory and after a crash. */
+        /* One call is one serial unit, in memory and after a crash.
+         * Private bytes past the fresh floor overwrite nothing: they go in
+         * place at once, with an undo note; the others are journaled. */
+        segvec_t fresh = { 0 }, place = { 0 };
+        uint64_t floor = s->fresh_floor, fresh_end = 0;
+        for (size_t i = 0; i < direct.n && 0 == rc; ++i) {
+            const mca_common_sfio_ioseg_t *g = &direct.v[i];
+            uint64_t end = g->offset + g->length;
+            uint64_t cut = g->offset >= floor ? g->offset : (end <= floor ? end : floor);
+            rc = segvec_push(&place, g->offset, cut - g->offset, g->buf);
+            if (0 == rc) {
+                rc = segvec_push(&fresh, cut, end - cut, (char *) g->buf + (cut - g->offset));
+            }
+            if (end > cut && end > fresh_end) {
+                fresh_end = end;
+            }
+        }
         if (0 == rc && versioned.n + direct.n > 0) {
-            rc = write_version(s, versioned.v, versioned.n, direct.v, direct.n);
+            rc = write_version(s, versioned.v, versioned.n, place.v, place.n, fresh.v, fresh.n);
             if (0 == rc) {
                 done = versioned.bytes + direct.bytes;
             }
         }
+        if (fresh_end > s->fresh_floor) {
+            s->fresh_floor = fresh_end;   /* this rank wrote them: no longer fresh */
+        }
+        free(fresh.v);
+        free(place.v);
     } else {
         if (0 == rc && direct.n > 0) {
             rc = mca_common_sfio_posix_write_segs(s->flat_fd, direct.v, direct.n, &done);
             s->stats.bytes_in_place += done;
         }
         if (0 == rc && versioned.n > 0) {
-            rc = write_version(s, versioned.v, versioned.n, NULL, 0);
+            rc = write_version(s, versioned.v, versioned.n, NULL, 0, NULL, 0);
             if (0 == rc) {
                 done += versioned.bytes;
             }
@@ -964,6 +1050,13 @@ int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *s, uint64_t *size_p)
     return rc;
 }
 
+void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    refresh_fresh_floor(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
 void mca_common_sfio_vstore_set_journal_private(mca_common_sfio_vstore_t *s, bool journal)
 {
     s->journal_private = journal;
@@ -1008,10 +1101,88 @@ static int recover_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
     return 0;
 }
 
+/* Ranges of FRESH records whose write never completed. */
+typedef struct {
+    mca_common_sfio_range_t *v;
+    size_t n, cap;
+} undo_list_t;
+
+static int undo_note(undo_list_t *u, const char *buf, size_t pos, size_t tail,
+                     const mca_common_sfio_record_t *fresh, uint64_t P)
+{
+    mca_common_sfio_record_t next;
+    size_t at = pos + fresh->size;
+    if (at < tail && 0 == mca_common_sfio_record_decode(buf + at, tail - at, &next) &&
+        0 != next.version && next.version <= P) {
+        return 0;   /* its version is published: the write is whole */
+    }
+    for (uint32_t i = 0; i < fresh->nranges; ++i) {
+        if (u->n == u->cap) {
+            size_t cap = u->cap ? 2 * u->cap : 16;
+            void *nv = realloc(u->v, cap * sizeof(*u->v));
+            if (!nv) {
+                return -ENOMEM;
+            }
+            u->v = nv;
+            u->cap = cap;
+        }
+        u->v[u->n++] = fresh->ranges[i];
+    }
+    return 0;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const mca_common_sfio_range_t *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Undoes fresh bytes of unfinished writes: they held nothing, so they
+ * become holes again, and a file tail made only of them is cut off. */
+static int undo_fresh(undo_list_t *u, int flat_fd, uint64_t *undone_p)
+{
+    static const char zeros[65536];
+    struct stat st;
+    if (0 == u->n) {
+        return 0;
+    }
+    if (0 != fstat(flat_fd, &st)) {
+        return -errno;
+    }
+    uint64_t size = (uint64_t) st.st_size;
+    qsort(u->v, u->n, sizeof(*u->v), by_offset);
+    uint64_t tail_start = UINT64_MAX, run_start = 0, run_end = 0;
+    for (size_t i = 0; i < u->n; ++i) {
+        uint64_t off = u->v[i].offset, end = off + u->v[i].length;
+        if (end > size) end = size;
+        *undone_p += end > off ? end - off : 0;
+        for (uint64_t pos = off; pos < end;) {
+            size_t n = end - pos < sizeof(zeros) ? (size_t) (end - pos) : sizeof(zeros);
+            if (mca_common_sfio_posix_pwrite_full(flat_fd, zeros, n, pos) != (ssize_t) n) {
+                return -EIO;
+            }
+            pos += n;
+        }
+        if (0 == i || off > run_end) {
+            run_start = off;
+            run_end = off + u->v[i].length;
+        } else if (off + u->v[i].length > run_end) {
+            run_end = off + u->v[i].length;
+        }
+        if (run_end >= size && run_start < tail_start) {
+            tail_start = run_start;
+        }
+    }
+    if (tail_start < size && 0 != ftruncate(flat_fd, (off_t) tail_start)) {
+        return -errno;
+    }
+    return 0;
+}
+
 /* Applies one orphaned sidecar to the flat file and removes it.  Returns
  * 1 when recovered, 0 when the sidecar is alive or incomplete, or a
  * negative errno. */
-static int recover_one(const char *sidecar, int flat_fd)
+static int recover_one(const char *sidecar, int flat_fd, uint64_t *undone_p)
 {
     char *cp = path_join(sidecar, "coord");
     int fd = cp ? open(cp, O_RDWR | O_CLOEXEC) : -1;
@@ -1041,6 +1212,7 @@ static int recover_one(const char *sidecar, int flat_fd)
     mca_common_sfio_vindex_init(&index, NULL);
     mca_common_sfio_vindex_pending_t *pend = NULL;
     size_t npend = 0, cap = 0;
+    undo_list_t undo = { 0 };
     char **bufs = calloc((size_t) nranks, sizeof(char *));
     int *log_fds = malloc((size_t) nranks * sizeof(int));
     int rc = (bufs && log_fds) ? 0 : -ENOMEM;
@@ -1070,6 +1242,10 @@ static int recover_one(const char *sidecar, int flat_fd)
                 rc = -EIO;
                 break;
             }
+            if (MCA_COMMON_SFIO_RECORD_FRESH == rec.kind &&
+                0 != (rc = undo_note(&undo, bufs[r], pos, (size_t) tail, &rec, P))) {
+                break;
+            }
             /* Recovery redoes journaled in-place bytes like any others. */
             if (MCA_COMMON_SFIO_RECORD_PLACE == rec.kind) {
                 rec.kind = MCA_COMMON_SFIO_RECORD_WRITE;
@@ -1089,6 +1265,10 @@ static int recover_one(const char *sidecar, int flat_fd)
     if (0 == rc) {
         rc = mca_common_sfio_vindex_apply_batch(&index, pend, npend);
     }
+    if (0 == rc) {
+        rc = undo_fresh(&undo, flat_fd, undone_p);   /* before the redo, which may extend the file */
+    }
+    free(undo.v);
     for (int r = 0; r < nranks && 0 == rc; ++r) {
         recover_ctx_t ctx = { .log_fds = log_fds, .flat_fd = flat_fd, .buf = malloc(FOLD_CHUNK), .rc = 0 };
         rc = ctx.buf ? mca_common_sfio_vindex_foreach_rank(&index, r, recover_piece, &ctx) : -ENOMEM;
@@ -1124,7 +1304,7 @@ static int recover_one(const char *sidecar, int flat_fd)
     return 0 == rc ? 1 : rc;
 }
 
-int mca_common_sfio_vstore_recover(const char *path, const char *store_dir, int flat_fd)
+static int recover_all(const char *path, const char *store_dir, int flat_fd, uint64_t *undone_p)
 {
     char *dir = NULL, *prefix = NULL;
     int rc = sidecar_parts(path, store_dir, &dir, &prefix), count = 0;
@@ -1141,7 +1321,7 @@ int mca_common_sfio_vstore_recover(const char *path, const char *store_dir, int 
             continue;
         }
         char *sc = path_join(dir, e->d_name);
-        int n = sc ? recover_one(sc, flat_fd) : -ENOMEM;
+        int n = sc ? recover_one(sc, flat_fd, undone_p) : -ENOMEM;
         free(sc);
         if (n < 0) {
             rc = n;
@@ -1153,4 +1333,10 @@ int mca_common_sfio_vstore_recover(const char *path, const char *store_dir, int 
     free(dir);
     free(prefix);
     return rc < 0 ? rc : count;
+}
+
+int mca_common_sfio_vstore_recover(const char *path, const char *store_dir, int flat_fd)
+{
+    uint64_t undone = 0;
+    return recover_all(path, store_dir, flat_fd, &undone);
 }

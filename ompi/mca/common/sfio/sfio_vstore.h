@@ -32,6 +32,8 @@ typedef struct mca_common_sfio_vstore_t mca_common_sfio_vstore_t;
 /* Counters of what the data path did, per rank. */
 typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t bytes_in_place;    /* written straight to the flat file */
+    uint64_t bytes_fresh;       /* ... of which atomic private bytes over nothing
+                                   (undo note instead of the redo journal) */
     uint64_t bytes_versioned;   /* written through versions */
     uint64_t bytes_overlaid;    /* read from logs instead of the flat file */
     uint64_t versions;          /* versions this rank published */
@@ -39,6 +41,8 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t bytes_folded;      /* bytes this rank wrote back at folds */
     uint64_t publish_waits;     /* publishes that had to wait for lower versions */
     uint64_t aborted_versions;  /* versions of dead writers this rank skipped */
+    uint64_t recovered_stores;  /* orphaned stores recovered at open (rank 0) */
+    uint64_t bytes_undone;      /* ... fresh bytes of unfinished writes zeroed there */
 } mca_common_sfio_vstore_stats_t;
 
 /* Collective-operation callbacks, so the store needs no MPI itself. */
@@ -88,6 +92,10 @@ int mca_common_sfio_vstore_read(mca_common_sfio_vstore_t *store, const mca_commo
 
 /* Size of the newest published snapshot (flat size or beyond). */
 int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *store, uint64_t *size_p);
+
+/* The flat file's size changed at a collective point (set_size): private
+ * bytes count as fresh only past the new size. */
+void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *store);
 
 /* Whether an atomic write's private bytes (seed 004) are journaled before
  * they go in place (default; a crash never leaves part of a write), or go
