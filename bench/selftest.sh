@@ -19,6 +19,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 bench=$(readlink -f "$bench"); lib=$(readlink -f "$lib")
+# the build tree's components when SFIO_COMPONENT_PATH says where (make check)
+if [ -f "$here/../test/sfio_component_path.sh" ]; then
+    . "$here/../test/sfio_component_path.sh"
+    sfio_use_build_components
+fi
 dir=$(mktemp -d /tmp/sfio-selftest.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 mpirun="mpirun --allow-run-as-root --oversubscribe --bind-to none"
@@ -59,6 +64,14 @@ for np in $nps; do
             $mpirun -np $np --mca io romio321 "$bench" -s tiles2d --atomic --quick --reps 1 -d "$dir"
     fi
 done
+# the suite's forced atomic modes, writes and then reads on a read-only handle
+if ompi_info | grep -q "MCA fs: versioned"; then
+    for m in versioned listlock; do
+        check "np=4 suite $m block3d atomic" 0 \
+            $mpirun -np 4 --mca fs versioned --mca fbtl versioned --mca fbtl_versioned_atomic_mode $m \
+            "$bench" -s block3d --atomic --mode indep --quick --reps 1 -d "$dir"
+    done
+fi
 # emulated network storage, largest rank count
 np=${nps##* }
 if [ -f "$lib" ]; then

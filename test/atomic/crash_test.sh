@@ -63,10 +63,8 @@ if [ -z "$bin" ] || [ ! -x "$bin" ]; then
     echo "crash_test.sh: t_crash not found (--bin PATH)" >&2
     exit 2
 fi
-if [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
-    pkglibdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
-    export OMPI_MCA_mca_base_component_path="$SFIO_COMPONENT_PATH${pkglibdir:+:$pkglibdir}"
-fi
+. "$(dirname "$0")/../sfio_component_path.sh"
+sfio_use_build_components
 if [ $stock = 1 ]; then
     mca="--mca fs ufs --mca fbtl posix"
     label=stock

@@ -87,10 +87,8 @@ if [ $quick = 1 ]; then
     stall_sleep=3
 fi
 
-if [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
-    pkglibdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
-    export OMPI_MCA_mca_base_component_path="$SFIO_COMPONENT_PATH${pkglibdir:+:$pkglibdir}"
-fi
+. "$(dirname "$0")/../sfio_component_path.sh"
+sfio_use_build_components
 unset SFIO_COMPONENT_PATH   # crash_test.sh inherits the path built here
 
 if [ $stock = 1 ]; then

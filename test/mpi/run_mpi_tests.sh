@@ -97,16 +97,8 @@ fi
 
 # Suite components: prepend the build tree's component dir to Open MPI's own.
 if [ "$stack" = suite ] && [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
-    ompi_path=$(env -u OMPI_MCA_mca_base_component_path ompi_info --param mca base --level 9 \
-                --parsable 2>/dev/null |
-                sed -n 's/^mca:mca:base:param:mca_base_component_path:value:"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p')
-    if [ -z "$ompi_path" ]; then
-        for d in /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 \
-                 /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi; do
-            [ -d "$d" ] && { ompi_path=$d; break; }
-        done
-    fi
-    export OMPI_MCA_mca_base_component_path="$SFIO_COMPONENT_PATH:$ompi_path"
+    . "$(dirname "$0")/../sfio_component_path.sh"
+    sfio_use_build_components
     echo "# component path: $OMPI_MCA_mca_base_component_path"
 fi
 

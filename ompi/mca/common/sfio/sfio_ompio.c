@@ -547,6 +547,12 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
             path_p->atomic = true;
             return 0;
         }
+        if (NULL != f && (fh->f_amode & MPI_MODE_RDONLY)) {
+            /* A read-only handle makes no versions; its reads take read
+             * locks against lock-mode writers of other handles. */
+            path_p->lockmode = MCA_COMMON_SFIO_LOCK_LIST;
+            return 0;
+        }
         if (NULL == f || !f->warned_no_atomic) {
             mca_common_sfio_show_help("atomic-unavailable", true,
                                       fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
