@@ -203,6 +203,19 @@ for np in $nps; do
     fi
 done
 
+# The store in memory (tmpfs): atomic writes defer small private pieces to
+# the log and folds write every rank's domain in large windows.
+if [ "$stock" = 0 ] && [ -d /dev/shm ]; then
+    for np in $lock_nps; do
+        m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned --mca fs_versioned_store_dir /dev/shm"
+        run "t_atomicity np=$np store=/dev/shm" 120 $m "${prog[t_atomicity]}" --rounds 10
+        run "t_serial np=$np store=/dev/shm" 120 $m "${prog[t_serial]}" $seedarg
+        run "t_serial --collective np=$np store=/dev/shm" 120 $m "${prog[t_serial]}" --collective-only $seedarg
+        run "t_serial np=$np store=/dev/shm cycle=4096" 120 $m --mca io_ompio_cycle_buffer_size 4096 \
+            "${prog[t_serial]}" $seedarg
+    done
+fi
+
 # Every lock mode of fbtl/versioned through the same checkers, over the
 # suite's fs and over stock fs/ufs (where no versioned store exists).
 if [ "$stock" = 0 ] && [ -n "$lock_modes" ]; then

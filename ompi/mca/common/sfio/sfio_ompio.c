@@ -237,6 +237,7 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
                                 "sfio: no versioned store for %s: %s", filename, strerror(-rc));
         } else {
             mca_common_sfio_vstore_set_journal_private(f->store, options->journal_private);
+            mca_common_sfio_vstore_set_fold_policy(f->store, &options->fold);
             opal_output_verbose(10, mca_common_sfio_output, "sfio: versioned store %s",
                                 mca_common_sfio_vstore_dir(f->store));
         }
@@ -261,10 +262,10 @@ static void report_stats(ompio_file_t *fh, mca_common_sfio_vstore_t *store)
     mca_common_sfio_vstore_stats(store, &st);
     opal_output_verbose(1, mca_common_sfio_output,
                         "sfio: rank %d %s: in place %" PRIu64 " B (fresh %" PRIu64 " B), versioned %" PRIu64
-                        " B in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
+                        " B (deferred private %" PRIu64 " B) in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
                         " B in %" PRIu64 " folds, waits %" PRIu64 ", skipped dead versions %" PRIu64,
                         fh->f_rank, fh->f_filename ? fh->f_filename : "", st.bytes_in_place,
-                        st.bytes_fresh, st.bytes_versioned, st.versions, st.bytes_overlaid,
+                        st.bytes_fresh, st.bytes_versioned, st.bytes_deferred, st.versions, st.bytes_overlaid,
                         st.bytes_folded, st.folds, st.publish_waits, st.aborted_versions);
     if (st.recovered_stores > 0) {
         opal_output_verbose(1, mca_common_sfio_output,

@@ -67,6 +67,7 @@ typedef struct mca_common_sfio_fs_options_t {
     bool private_objects;        /* seed 004: write private bytes in place */
     bool journal_private;        /* ... after journaling them (crash-safe) */
     size_t objects_max_ranges;   /* bound of the view intersection */
+    mca_common_sfio_fold_policy_t fold;   /* write-back windows, deferral */
 } mca_common_sfio_fs_options_t;
 
 /* Output stream for the engine's verbose messages; each component sets it

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +75,8 @@ struct mca_common_sfio_vstore_t {
     uint64_t *rec_cursor;        /* per rank: bytes of rec.<r> applied */
     uint64_t seen;               /* index holds every version <= seen */
     uint64_t max_end;            /* end of the furthest indexed byte */
+    uint64_t min_start;          /* start of the first indexed byte (UINT64_MAX: none) */
+    mca_common_sfio_fold_policy_t fold;
     mca_common_sfio_vindex_t index;
     pthread_mutex_t lock;
     mca_common_sfio_vstore_stats_t stats;
@@ -206,6 +210,9 @@ static void note_extent(mca_common_sfio_vstore_t *s, const mca_common_sfio_recor
         if (rec->ranges[i].length && end > s->max_end) {
             s->max_end = end;
         }
+        if (rec->ranges[i].length && rec->ranges[i].offset < s->min_start) {
+            s->min_start = rec->ranges[i].offset;
+        }
     }
 }
 
@@ -306,6 +313,7 @@ static int catch_up(mca_common_sfio_vstore_t *s)
             memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
             s->seen = 0;
             s->max_end = 0;
+            s->min_start = UINT64_MAX;
         }
     }
     for (int r = 0; r < s->nranks; ++r) {
@@ -444,6 +452,9 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         s->nranks = coll->size;
         s->flat_fd = flat_fd;
         s->journal_private = true;
+        s->min_start = UINT64_MAX;
+        s->fold = (mca_common_sfio_fold_policy_t) { .max_gap = 4096, .window = FOLD_CHUNK,
+                                                    .defer_max = 0, .defer_piece_max = 0 };
         s->coord_fd = s->log_fd = s->rec_fd = -1;
         s->coord_size = coord_bytes(coll->size);
         pthread_mutex_init(&s->lock, NULL);
@@ -581,31 +592,120 @@ static int ensure_logs(mca_common_sfio_vstore_t *s)
     return rc;
 }
 
+/* The logged pieces of one fold domain, as segments for the window
+ * planner (buf unused) with where each one's bytes sit. */
 typedef struct {
-    mca_common_sfio_vstore_t *s;
-    char *buf;
-    int rc;
-} fold_ctx_t;
+    mca_common_sfio_ioseg_t *segs;
+    int *rank;
+    uint64_t *log_offset;
+    size_t n, cap;
+    uint64_t window;
+} fold_pieces_t;
 
-/* Writes back one piece this rank won. */
-static int fold_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
+static int collect_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
 {
-    fold_ctx_t *f = ctx;
-    uint64_t done = 0;
-    while (done < p->length) {
-        size_t n = (size_t) (p->length - done < FOLD_CHUNK ? p->length - done : FOLD_CHUNK);
-        ssize_t got = mca_common_sfio_posix_pread_full(f->s->log_fd, f->buf, n, p->log_offset + done);
-        if (got != (ssize_t) n) {
-            return f->rc = got < 0 ? (int) got : -EIO;
-        }
-        ssize_t put = mca_common_sfio_posix_pwrite_full(f->s->flat_fd, f->buf, n, p->offset + done);
-        if (put != (ssize_t) n) {
-            return f->rc = put < 0 ? (int) put : -EIO;
-        }
-        done += n;
+    fold_pieces_t *fp = ctx;
+    if (p->rank < 0) {
+        return 0;   /* already in the flat file */
     }
-    f->s->stats.bytes_folded += p->length;
+    /* pieces no longer than a window, so every window fits the buffer */
+    for (uint64_t done = 0; done < p->length;) {
+        uint64_t len = p->length - done < fp->window ? p->length - done : fp->window;
+        if (fp->n == fp->cap) {
+            size_t cap = fp->cap ? 2 * fp->cap : 256;
+            void *a = realloc(fp->segs, cap * sizeof(*fp->segs));
+            if (a) fp->segs = a;
+            void *b = a ? realloc(fp->rank, cap * sizeof(*fp->rank)) : NULL;
+            if (b) fp->rank = b;
+            void *c = b ? realloc(fp->log_offset, cap * sizeof(*fp->log_offset)) : NULL;
+            if (!c) {
+                return -ENOMEM;
+            }
+            fp->log_offset = c;
+            fp->cap = cap;
+        }
+        fp->segs[fp->n] = (mca_common_sfio_ioseg_t) { p->offset + done, len, NULL };
+        fp->rank[fp->n] = p->rank;
+        fp->log_offset[fp->n] = p->log_offset + done;
+        fp->n++;
+        done += len;
+    }
     return 0;
+}
+
+/* Writes back this rank's domain of the folded versions: a contiguous,
+ * window-aligned share of the indexed extent, whoever wrote its bytes (the
+ * logs of one node are readable by every rank).  Logged pieces closer than
+ * max_gap share one window; a window with holes is read from the flat file
+ * first (no write of the group is in flight at a fold), so the file sees
+ * few large writes instead of one per piece. */
+static int fold_domain(mca_common_sfio_vstore_t *s)
+{
+    const uint64_t win = s->fold.window;
+    if (UINT64_MAX == s->min_start || s->max_end <= s->min_start) {
+        return 0;
+    }
+    uint64_t lo = s->min_start - s->min_start % win, hi = s->max_end;
+    uint64_t per = (hi - lo + (uint64_t) s->nranks - 1) / (uint64_t) s->nranks;
+    per = (per + win - 1) / win * win;
+    uint64_t dlo = lo + per * (uint64_t) s->rank;
+    if (dlo >= hi) {
+        return 0;
+    }
+    uint64_t dhi = hi - dlo > per ? dlo + per : hi;
+
+    fold_pieces_t fp = { .window = win };
+    int rc = mca_common_sfio_vindex_pieces(&s->index, dlo, dhi - dlo, collect_piece, &fp);
+    struct stat st;
+    uint64_t flat_size = 0;
+    if (0 == rc && fp.n > 0) {
+        rc = 0 == fstat(s->flat_fd, &st) ? 0 : -errno;
+        flat_size = (uint64_t) st.st_size;
+    }
+    char *buf = (0 == rc && fp.n > 0) ? malloc(win) : NULL;
+    if (0 == rc && fp.n > 0 && !buf) {
+        rc = -ENOMEM;
+    }
+    const mca_common_sfio_sieve_policy_t policy = {
+        .enabled = true, .max_gap = s->fold.max_gap, .max_window = win, .max_block = win
+    };
+    mca_common_sfio_sieve_window_t w;
+    size_t pos = 0;
+    while (0 == rc && mca_common_sfio_sieve_next(fp.segs, fp.n, &pos, &policy, &w)) {
+        if (w.sieve) {
+            /* holes between pieces: their bytes come from the flat file */
+            uint64_t have = w.offset < flat_size ? flat_size - w.offset : 0;
+            if (have > w.length) have = w.length;
+            if (have && mca_common_sfio_posix_pread_full(s->flat_fd, buf, (size_t) have, w.offset)
+                            != (ssize_t) have) {
+                rc = -EIO;
+                break;
+            }
+            memset(buf + have, 0, (size_t) (w.length - have));
+        }
+        for (size_t k = w.first; k < w.first + w.count && 0 == rc; ++k) {
+            const mca_common_sfio_ioseg_t *g = &fp.segs[k];
+            int fd = log_fd_of(s, fp.rank[k]);
+            if (fd < 0) {
+                rc = fd;
+            } else if (mca_common_sfio_posix_pread_full(fd, buf + (g->offset - w.offset),
+                                                         (size_t) g->length, fp.log_offset[k])
+                       != (ssize_t) g->length) {
+                rc = -EIO;
+            } else {
+                s->stats.bytes_folded += g->length;
+            }
+        }
+        if (0 == rc && mca_common_sfio_posix_pwrite_full(s->flat_fd, buf, (size_t) w.length, w.offset)
+                           != (ssize_t) w.length) {
+            rc = -EIO;
+        }
+    }
+    free(buf);
+    free(fp.segs);
+    free(fp.rank);
+    free(fp.log_offset);
+    return rc;
 }
 
 int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool synced)
@@ -633,11 +733,7 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
     }
     rc = catch_up(s);
     if (0 == rc) {
-        fold_ctx_t f = { .s = s, .buf = malloc(FOLD_CHUNK), .rc = 0 };
-        rc = f.buf ? mca_common_sfio_vindex_foreach_rank(&s->index, s->rank, fold_piece, &f)
-                   : -ENOMEM;
-        if (0 == rc) rc = f.rc;
-        free(f.buf);
+        rc = fold_domain(s);
         s->stats.folds++;
     }
     if (0 == rc && durable && 0 != fsync(s->flat_fd)) {
@@ -662,6 +758,7 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
         memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
         mca_common_sfio_vindex_clear(&s->index);
         s->max_end = 0;
+        s->min_start = UINT64_MAX;
         s->seen = P;
         rc = agree(c, rc);   /* nobody reads a stale tail after this */
         refresh_fresh_floor(s);   /* after every rank's write-back */
@@ -918,6 +1015,17 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
     free(priv);
     free(shared);
     free(uncovered.v);
+    if (0 == rc && atomic && direct.n > 0 && direct.bytes <= s->fold.defer_piece_max * direct.n &&
+        s->log_tail + direct.bytes <= (uint64_t) s->fold.defer_max) {
+        /* Deferred: the log takes the private bytes too (one append), the
+         * fold writes them in large windows with their neighbours'. */
+        for (size_t i = 0; i < direct.n && 0 == rc; ++i) {
+            rc = segvec_push(&versioned, direct.v[i].offset, direct.v[i].length, direct.v[i].buf);
+        }
+        s->stats.bytes_deferred += direct.bytes;
+        direct.n = 0;
+        direct.bytes = 0;
+    }
     if (atomic && s->journal_private) {
         /* One call is one serial unit, in memory and after a crash.
          * Private bytes past the fresh floor overwrite nothing: they go in
@@ -1048,6 +1156,22 @@ int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *s, uint64_t *size_p)
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+#define DEFER_MAX_IN_MEMORY ((int64_t) 256 << 20)
+
+void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *s,
+                                            const mca_common_sfio_fold_policy_t *policy)
+{
+    struct statfs sf;
+    s->fold = *policy;
+    if (s->fold.window < 4096) {
+        s->fold.window = 4096;
+    }
+    if (s->fold.defer_max < 0) {
+        s->fold.defer_max = (0 == statfs(s->dir, &sf) && TMPFS_MAGIC == sf.f_type)
+                                ? DEFER_MAX_IN_MEMORY : 0;
+    }
 }
 
 void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *s)

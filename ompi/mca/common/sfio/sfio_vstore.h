@@ -35,6 +35,7 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t bytes_fresh;       /* ... of which atomic private bytes over nothing
                                    (undo note instead of the redo journal) */
     uint64_t bytes_versioned;   /* written through versions */
+    uint64_t bytes_deferred;    /* ... of which private bytes deferred to the fold */
     uint64_t bytes_overlaid;    /* read from logs instead of the flat file */
     uint64_t versions;          /* versions this rank published */
     uint64_t folds;             /* folds with something to write back */
@@ -44,6 +45,18 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t recovered_stores;  /* orphaned stores recovered at open (rank 0) */
     uint64_t bytes_undone;      /* ... fresh bytes of unfinished writes zeroed there */
 } mca_common_sfio_vstore_stats_t;
+
+/* How folds write back and which atomic writes wait for them. */
+typedef struct mca_common_sfio_fold_policy_t {
+    uint64_t max_gap;    /* logged pieces closer than this share one write-back window */
+    uint64_t window;     /* bytes of one write-back window (and its buffer) */
+    int64_t defer_max;   /* atomic private bytes also go to the log while this rank's
+                            log stays under defer_max bytes, so the fold writes them in
+                            large windows; -1: 256 MiB when the store is in memory
+                            (tmpfs), else 0 (never) */
+    uint64_t defer_piece_max;   /* ... when their pieces average at most this many bytes
+                                   (larger pieces gain nothing from the windows) */
+} mca_common_sfio_fold_policy_t;
 
 /* Collective-operation callbacks, so the store needs no MPI itself. */
 typedef struct mca_common_sfio_coll_t {
@@ -92,6 +105,10 @@ int mca_common_sfio_vstore_read(mca_common_sfio_vstore_t *store, const mca_commo
 
 /* Size of the newest published snapshot (flat size or beyond). */
 int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *store, uint64_t *size_p);
+
+/* Sets the fold policy (before the first write). */
+void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *store,
+                                            const mca_common_sfio_fold_policy_t *policy);
 
 /* The flat file's size changed at a collective point (set_size): private
  * bytes count as fresh only past the new size. */

@@ -19,6 +19,10 @@ extern bool mca_fs_versioned_store;
 extern char *mca_fs_versioned_store_dir;
 extern bool mca_fs_versioned_private_objects;
 extern bool mca_fs_versioned_journal_private;
+extern size_t mca_fs_versioned_fold_max_gap;
+extern size_t mca_fs_versioned_fold_window;
+extern long mca_fs_versioned_defer_max;
+extern size_t mca_fs_versioned_defer_piece_max;
 extern size_t mca_fs_versioned_objects_max_ranges;
 
 OMPI_MODULE_DECLSPEC extern mca_fs_base_component_2_0_0_t mca_fs_versioned_component;

@@ -17,6 +17,10 @@ bool mca_fs_versioned_store = true;
 char *mca_fs_versioned_store_dir = NULL;
 bool mca_fs_versioned_private_objects = true;
 bool mca_fs_versioned_journal_private = true;
+size_t mca_fs_versioned_fold_max_gap = 4096;
+size_t mca_fs_versioned_fold_window = 4 << 20;
+long mca_fs_versioned_defer_max = -1;
+size_t mca_fs_versioned_defer_piece_max = 64 << 10;
 size_t mca_fs_versioned_objects_max_ranges = 1 << 20;
 
 static int versioned_register(void)
@@ -71,6 +75,38 @@ static int versioned_register(void)
         "of all views); more complex views count as entirely shared",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_objects_max_ranges);
+    mca_fs_versioned_fold_max_gap = 4096;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "fold_max_gap",
+        "At a fold (sync, close, set_view, ...) each rank writes back one contiguous domain "
+        "of the versioned bytes; versioned pieces separated by at most this many bytes are "
+        "written as one window (the bytes between are read from the file first)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_fold_max_gap);
+    mca_fs_versioned_fold_window = 4 << 20;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "fold_window",
+        "Bytes of one write-back window of a fold (and of its buffer); domains are aligned "
+        "to it",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_fold_window);
+    mca_fs_versioned_defer_max = -1;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "defer_max",
+        "Atomic writes put their private bytes in the store's log too (one append instead of "
+        "one file write per piece) while this rank's log holds at most this many bytes; the "
+        "next fold writes them in large windows.  -1 (default): 256 MiB when the store is in "
+        "memory (fs_versioned_store_dir on tmpfs, e.g. /dev/shm), else 0 (never)",
+        MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_defer_max);
+    mca_fs_versioned_defer_piece_max = 64 << 10;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "defer_piece_max",
+        "Defer (see defer_max) only writes whose private pieces average at most this many "
+        "bytes: small pieces cost one file request each, large ones gain nothing from the "
+        "fold's windows",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_defer_piece_max);
     return OMPI_SUCCESS;
 }
 

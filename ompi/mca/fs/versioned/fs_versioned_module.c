@@ -30,6 +30,10 @@ static int versioned_file_open(struct ompi_communicator_t *comm, const char *fil
         .private_objects = mca_fs_versioned_private_objects,
         .journal_private = mca_fs_versioned_journal_private,
         .objects_max_ranges = mca_fs_versioned_objects_max_ranges,
+        .fold = { .max_gap = mca_fs_versioned_fold_max_gap,
+                  .window = mca_fs_versioned_fold_window,
+                  .defer_max = mca_fs_versioned_defer_max,
+                  .defer_piece_max = mca_fs_versioned_defer_piece_max },
     };
     int rc = mca_common_sfio_fs_open(comm, filename, amode, info, fh, &options);
     if (MPI_SUCCESS != rc) {
