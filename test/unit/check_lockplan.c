@@ -135,6 +135,176 @@ START_TEST(split_private_keeps_memory)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* Lock lists of the segments that MPI datatypes give, against a brute-
+ * force byte map.  The generators below spell out the typemaps of the
+ * MPI constructors (row-major, as MPI_ORDER_C) in file order; OMPIO hands
+ * the fbtl such segments, in pieces and possibly out of order. */
+
+#define MAPBYTES (1u << 16)
+typedef struct { seg_t v[8192]; size_t n; } segs_t;
+
+static void emit(segs_t *g, uint64_t off, uint64_t len)
+{
+    ck_assert_uint_lt(g->n, 8192);
+    ck_assert_uint_le(off + len, MAPBYTES);
+    g->v[g->n++] = (seg_t) { off, len, mem };
+}
+
+/* MPI_Type_vector(count, blocklen, stride) of elem-byte elements at disp */
+static void gen_vector(segs_t *g, uint64_t disp, int count, int blocklen, int stride, int elem)
+{
+    for (int i = 0; i < count; ++i)
+        emit(g, disp + (uint64_t) i * stride * elem, (uint64_t) blocklen * elem);
+}
+
+/* MPI_Type_create_subarray, ndims <= 3, order C */
+static void gen_subarray(segs_t *g, uint64_t disp, int nd, const int *sz, const int *sub,
+                         const int *st, int elem)
+{
+    int s3[3] = { 1, 1, 1 }, b3[3] = { 1, 1, 1 }, o3[3] = { 0, 0, 0 };
+    for (int d = 0; d < nd; ++d) {
+        s3[3 - nd + d] = sz[d];
+        b3[3 - nd + d] = sub[d];
+        o3[3 - nd + d] = st[d];
+    }
+    for (int z = 0; z < b3[0]; ++z)
+        for (int y = 0; y < b3[1]; ++y) {
+            uint64_t row = ((uint64_t) (o3[0] + z) * s3[1] + (uint64_t) (o3[1] + y)) * s3[2] + o3[2];
+            if (b3[2] > 0) emit(g, disp + row * elem, (uint64_t) b3[2] * elem);
+        }
+}
+
+/* MPI_Type_create_darray of a 2-D gsize array on a pr x pc grid, rank r,
+ * each dimension BLOCK (k = 0) or CYCLIC(k), order C: the elements whose
+ * row and column this rank owns, one segment per element. */
+static int owner(int i, int n, int p, int k)
+{
+    if (0 == k) {
+        int b = (n + p - 1) / p;
+        return i / b;
+    }
+    return (i / k) % p;
+}
+
+static void gen_darray(segs_t *g, int rank, int rows, int cols, int pr, int pc, int kr, int kc,
+                       int elem)
+{
+    int myr = rank / pc, myc = rank % pc;
+    for (int i = 0; i < rows; ++i) {
+        if (owner(i, rows, pr, kr) != myr) continue;
+        for (int j = 0; j < cols; ++j)
+            if (owner(j, cols, pc, kc) == myc)
+                emit(g, ((uint64_t) i * cols + j) * elem, (uint64_t) elem);
+    }
+}
+
+/* Brute force: the bytes the segments touch, as sorted maximal runs. */
+static void expect_runs(const segs_t *g, mca_common_sfio_rangelist_t *want)
+{
+    static unsigned char map[MAPBYTES];
+    memset(map, 0, sizeof(map));
+    for (size_t i = 0; i < g->n; ++i) memset(map + g->v[i].offset, 1, g->v[i].length);
+    mca_common_sfio_rangelist_clear(want);
+    for (uint64_t b = 0; b < MAPBYTES;) {
+        if (!map[b]) { ++b; continue; }
+        uint64_t e = b;
+        while (e < MAPBYTES && map[e]) ++e;
+        ck_assert_int_eq(0, mca_common_sfio_rangelist_add(want, b, e - b));
+        b = e;
+    }
+}
+
+/* The segments cut at random points and shuffled: the list must not care. */
+static void cut_and_shuffle(segs_t *g, unsigned seed)
+{
+    srand(seed);
+    size_t n = g->n;
+    for (size_t i = 0; i < n && g->n < 8192; ++i)
+        if (g->v[i].length > 1 && rand() % 3 == 0) {
+            uint64_t c = 1 + (uint64_t) rand() % (g->v[i].length - 1);
+            g->v[g->n++] = (seg_t) { g->v[i].offset + c, g->v[i].length - c, mem };
+            g->v[i].length = c;
+        }
+    for (size_t i = g->n; i > 1; --i) {
+        size_t k = (size_t) rand() % i;
+        seg_t t = g->v[i - 1]; g->v[i - 1] = g->v[k]; g->v[k] = t;
+    }
+}
+
+static void check_lists(segs_t *g, unsigned seed)
+{
+    mca_common_sfio_rangelist_t want, got;
+    mca_common_sfio_rangelist_init(&want);
+    mca_common_sfio_rangelist_init(&got);
+    expect_runs(g, &want);
+    cut_and_shuffle(g, seed);
+    ck_assert_int_eq(0, mca_common_sfio_lockplan_build(MCA_COMMON_SFIO_LOCK_LIST, g->v, g->n, NULL, &got));
+    ck_assert_uint_eq(got.count, want.count);
+    for (size_t i = 0; i < want.count; ++i) {
+        ck_assert_uint_eq(got.ranges[i].offset, want.ranges[i].offset);
+        ck_assert_uint_eq(got.ranges[i].length, want.ranges[i].length);
+    }
+    /* RANGE mode: one range over the whole extent (none when empty) */
+    ck_assert_int_eq(0, mca_common_sfio_lockplan_build(MCA_COMMON_SFIO_LOCK_RANGE, g->v, g->n, NULL, &got));
+    if (0 == want.count) {
+        ck_assert_uint_eq(got.count, 0);
+    } else {
+        ck_assert_uint_eq(got.count, 1);
+        ck_assert_uint_eq(got.ranges[0].offset, want.ranges[0].offset);
+        ck_assert_uint_eq(got.ranges[0].offset + got.ranges[0].length,
+                          want.ranges[want.count - 1].offset + want.ranges[want.count - 1].length);
+    }
+    mca_common_sfio_rangelist_destroy(&want);
+    mca_common_sfio_rangelist_destroy(&got);
+}
+
+START_TEST(datatype_lists_match_byte_map)
+{
+    static segs_t g;
+    unsigned seed = 1000u * (unsigned) _i;
+    /* vector: gaps, touching blocks (stride == blocklen), one block */
+    g.n = 0; gen_vector(&g, 3, 50, 3, 7, 8); check_lists(&g, seed + 1);
+    g.n = 0; gen_vector(&g, 0, 40, 4, 4, 4); check_lists(&g, seed + 2);
+    g.n = 0; gen_vector(&g, 100, 1, 9, 9, 1); check_lists(&g, seed + 3);
+    /* indexed with holes and touching blocks, random */
+    srand(seed + 4);
+    g.n = 0;
+    for (uint64_t off = (uint64_t) (rand() % 16); off < 30000;) {
+        uint64_t len = 1 + (uint64_t) (rand() % 200);
+        emit(&g, off, len);
+        off += len + (uint64_t) (rand() % 3 ? rand() % 50 : 0);
+    }
+    check_lists(&g, seed + 5);
+    /* subarrays: 2-D tile, 3-D block, full rows (merge into one run) */
+    { int sz[2] = { 64, 96 }, sub[2] = { 20, 30 }, st[2] = { 5, 41 };
+      g.n = 0; gen_subarray(&g, 0, 2, sz, sub, st, 8); check_lists(&g, seed + 6); }
+    { int sz[3] = { 16, 20, 24 }, sub[3] = { 5, 7, 9 }, st[3] = { 3, 2, 10 };
+      g.n = 0; gen_subarray(&g, 16, 3, sz, sub, st, 4); check_lists(&g, seed + 7); }
+    { int sz[2] = { 64, 32 }, sub[2] = { 10, 32 }, st[2] = { 7, 0 };
+      g.n = 0; gen_subarray(&g, 0, 2, sz, sub, st, 8); check_lists(&g, seed + 8);
+      ck_assert_uint_eq(g.n > 0, 1); }
+    /* darray: block x block, cyclic(1) x block, cyclic(3) x cyclic(2) */
+    for (int r = 0; r < 6; ++r) {
+        g.n = 0; gen_darray(&g, r, 30, 40, 2, 3, 0, 0, 8); check_lists(&g, seed + 10 + r);
+        g.n = 0; gen_darray(&g, r, 30, 40, 2, 3, 1, 0, 4); check_lists(&g, seed + 20 + r);
+        g.n = 0; gen_darray(&g, r, 30, 40, 2, 3, 3, 2, 4); check_lists(&g, seed + 30 + r);
+    }
+    /* resized: a vector of extent 40 tiled with extent 64 (a hole at the
+     * end of every tile), and with extent 24 < true extent (tiles interleave) */
+    g.n = 0; for (int t = 0; t < 30; ++t) gen_vector(&g, (uint64_t) t * 64, 3, 4, 12, 1);
+    check_lists(&g, seed + 40);
+    g.n = 0; for (int t = 0; t < 30; ++t) gen_vector(&g, (uint64_t) t * 24, 3, 4, 12, 1);
+    check_lists(&g, seed + 41);
+    /* zero-length: an empty subarray, zero-length segments among others */
+    { int sz[2] = { 8, 8 }, sub[2] = { 0, 8 }, st[2] = { 0, 0 };
+      g.n = 0; gen_subarray(&g, 0, 2, sz, sub, st, 8); check_lists(&g, seed + 50);
+      ck_assert_uint_eq(g.n, 0); }
+    g.n = 0; emit(&g, 10, 0); emit(&g, 20, 5); emit(&g, 25, 0); emit(&g, 40, 0); check_lists(&g, seed + 51);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sfio_lockplan");
@@ -142,6 +312,7 @@ int main(void)
     tcase_add_test(tc, modes_on_fixed_access);
     tcase_add_loop_test(tc, coarsen_random_against_model, 0, 4);
     tcase_add_test(tc, split_private_keeps_memory);
+    tcase_add_loop_test(tc, datatype_lists_match_byte_map, 0, 5);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
