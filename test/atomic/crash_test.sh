@@ -20,6 +20,10 @@
 # writes, when no version exists yet (the suite may write bytes that only
 # one rank's view can reach in place, outside any version).
 #
+# --store-shm: every run puts the versioned store in a directory of its
+# own under /dev/shm (fs_versioned_store_dir; there atomic writes defer
+# small private pieces to the store's log) and looks for the sidecar there.
+#
 # --stock uses --mca fs ufs --mca fbtl posix for both steps (no versioning,
 # no recovery, no atomicity): expected to fail at least sometimes, which
 # shows the check can fail; there the sidecar check is skipped.
@@ -38,6 +42,7 @@ seed=
 keep=0
 quiet=0
 first=0
+storeshm=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -49,7 +54,8 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --quiet) quiet=1; shift ;;
     --first-write) first=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    --store-shm) storeshm=1; shift ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "crash_test.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -83,6 +89,12 @@ failed=0
 for i in $(seq 1 "$runs"); do
     t_start=$(date +%s.%N)
     wd=$(mktemp -d "$dir/crash.XXXXXX")
+    runmca=$mca
+    sd=
+    if [ $storeshm = 1 ]; then
+        sd=$(mktemp -d /dev/shm/sfio-crash.XXXXXX)
+        runmca="$mca --mca fs_versioned_store_dir $sd"
+    fi
     log=$wd/run.log
     if [ $first = 1 ]; then
         wargs="--rows 32768 --cols 128 --overlap 32 --whole"
@@ -91,7 +103,7 @@ for i in $(seq 1 "$runs"); do
         wargs="--rows 256 --cols 128 --overlap 32"
         lo=0.2 hi=2.0
     fi
-    $mpirun_cmd -np "$np" $mca "$bin" --dir "$wd" --seconds 30 $wargs >"$log" 2>&1 &
+    $mpirun_cmd -np "$np" $runmca "$bin" --dir "$wd" --seconds 30 $wargs >"$log" 2>&1 &
     mpipid=$!
     # wait (<= 20 s) until every rank wrote its pid and rank 0 made progress
     ready=0
@@ -129,7 +141,11 @@ for i in $(seq 1 "$runs"); do
         [ $alive = 0 ] && break
         sleep 0.1
     done
-    nsc=$(ls -d "$wd"/.data.sfio.* 2>/dev/null | wc -l)
+    if [ -n "$sd" ]; then
+        nsc=$(ls -d "$sd"/sfio-*.data.* 2>/dev/null | wc -l)
+    else
+        nsc=$(ls -d "$wd"/.data.sfio.* 2>/dev/null | wc -l)
+    fi
     writes=$(cat "$wd"/progress.* 2>/dev/null | wc -l)
     vflags=
     if [ $stock = 0 ]; then
@@ -137,7 +153,7 @@ for i in $(seq 1 "$runs"); do
         [ "$nsc" -gt 0 ] || why="${why:+$why; }no sidecar directory after the crash"
     fi
     t_dead=$(date +%s.%N)
-    $mpirun_cmd -np 1 $mca "$bin" --dir "$wd" --verify $vflags >"$wd/verify.log" 2>&1
+    $mpirun_cmd -np 1 $runmca "$bin" --dir "$wd" --verify $vflags >"$wd/verify.log" 2>&1
     vrc=$?
     t_end=$(date +%s.%N)
     times=$(awk -v a="$t_start" -v b="$t_kill" -v c="$t_dead" -v d="$t_end" 'BEGIN { printf "start+run %.1f s, abort %.1f s, verify %.1f s", b - a, c - b, d - c }')
@@ -156,7 +172,9 @@ for i in $(seq 1 "$runs"); do
         # keep the logs, not the bulky sidecar and data (--keep keeps all)
         [ $keep = 1 ] || rm -rf "$wd"/.data.sfio.* "$wd"/data
     fi
+    [ -n "$sd" ] && [ $keep = 0 ] && rm -rf "$sd"
 done
 [ $first = 1 ] && label="$label, first-write"
+[ $storeshm = 1 ] && label="$label, store in /dev/shm"
 echo "crash: $passed/$runs runs passed ($label, $np ranks)"
 [ $failed = 0 ]

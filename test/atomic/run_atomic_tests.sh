@@ -214,6 +214,14 @@ if [ "$stock" = 0 ] && [ -d /dev/shm ]; then
         run "t_serial np=$np store=/dev/shm cycle=4096" 120 $m --mca io_ompio_cycle_buffer_size 4096 \
             "${prog[t_serial]}" $seedarg
     done
+    if [ $crash = 1 ]; then
+        for fw in "" --first-write; do
+            name="crash_test $fw --store-shm np=$mid x$first_runs"
+            run "$name" 300 "$here/crash_test.sh" --np "$mid" --runs "$first_runs" --store-shm $fw \
+                --bin "${prog[t_crash]}" --dir "$workdir" ${seed:+--seed $seed}
+            grep '^crash:' "$workdir/logs/$(echo "$name" | tr -c 'A-Za-z0-9_.=-' '_').log" | sed 's/^/    /'
+        done
+    fi
 fi
 
 # Every lock mode of fbtl/versioned through the same checkers, over the

@@ -83,13 +83,18 @@ static void path_in(char *out, size_t n, const char *dir, const char *name, int 
     else snprintf(out, n, "%s/%s", dir, name);
 }
 
+/* Sidecars of DIR/data: beside it, or in fs_versioned_store_dir when that
+ * is set (crash_test.sh gives every run a store directory of its own). */
 static int count_sidecars(const char *dir)
 {
-    DIR *d = opendir(dir);
+    const char *store = getenv("OMPI_MCA_fs_versioned_store_dir");
+    int in_store = store && *store;
+    DIR *d = opendir(in_store ? store : dir);
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL)
-        if (0 == strncmp(e->d_name, ".data.sfio.", 11)) ++n;
+        if (in_store ? (0 == strncmp(e->d_name, "sfio-", 5) && strstr(e->d_name, ".data."))
+                     : 0 == strncmp(e->d_name, ".data.sfio.", 11)) ++n;
     if (d) closedir(d);
     return n;
 }
