@@ -510,6 +510,8 @@ static const char *mode_name(mca_common_sfio_atomic_mode_t m)
  * are not supported by OMPIO 4.1 either). */
 static mca_common_sfio_scratch_t blocking_scratch;
 
+static const mca_common_sfio_objects_t *hook_objects(const ompio_file_t *fh);
+
 /* Chooses how fh's current access reaches the file.  In atomic mode
  * without a usable path says why once and returns an error. */
 static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
@@ -523,10 +525,17 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
 
     *path_p = (mca_common_sfio_async_path_t) {
         .store = store, .atomic = false, .lockmode = 0,
-        .objects = mca_common_sfio_file_objects(f),
+        .objects = NULL != f ? mca_common_sfio_file_objects(f) : hook_objects(fh),
     };
     if (!fh->f_atomicity) {
         return 0;   /* the store, if any, still overlays unfolded versions */
+    }
+    if ((fh->f_amode & MPI_MODE_RDONLY) &&
+        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode)) {
+        /* Atomicity binds the accesses of the group that opened the file
+         * (MPI 4.0, 14.6.1): through a read-only handle nobody writes, so
+         * its reads need neither versions nor locks. */
+        return 0;
     }
     switch (mode) {
     case MCA_COMMON_SFIO_ATOMIC_AUTO:
@@ -546,12 +555,6 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
     case MCA_COMMON_SFIO_ATOMIC_VERSIONED:
         if (NULL != store) {
             path_p->atomic = true;
-            return 0;
-        }
-        if (NULL != f && (fh->f_amode & MPI_MODE_RDONLY)) {
-            /* A read-only handle makes no versions; its reads take read
-             * locks against lock-mode writers of other handles. */
-            path_p->lockmode = MCA_COMMON_SFIO_LOCK_LIST;
             return 0;
         }
         if (NULL == f || !f->warned_no_atomic) {
@@ -800,8 +803,8 @@ void mca_common_sfio_ompio_untrack(ompio_file_t *fh)
 /* Seed 004: gathers every rank's view and derives which bytes only one
  * rank can access.  Every rank calls it with the same agreed `ok` (else
  * nobody gathers).  On failure the objects stay invalid: all shared. */
-static int compute_objects(ompio_file_t *fh, mca_common_sfio_file_t *f, uint64_t *myblocks,
-                           int mine)
+static int compute_objects(ompio_file_t *fh, mca_common_sfio_objects_t *objects,
+                           size_t max_ranges, uint64_t *myblocks, int mine)
 {
     ompi_communicator_t *comm = fh->f_comm;
     int n = fh->f_size, rc;
@@ -811,8 +814,8 @@ static int compute_objects(ompio_file_t *fh, mca_common_sfio_file_t *f, uint64_t
     uint64_t *blocks = NULL;
     mca_common_sfio_view_t *views = NULL;
 
-    mca_common_sfio_objects_destroy(&f->objects);
-    mca_common_sfio_objects_init(&f->objects);
+    mca_common_sfio_objects_destroy(objects);
+    mca_common_sfio_objects_init(objects);
     /* allocation of meta was agreed on by the caller's allreduce */
     rc = comm->c_coll->coll_allgather(mymeta, 3, MPI_UINT64_T, meta, 3, MPI_UINT64_T, comm,
                                       comm->c_coll->coll_allgather_module);
@@ -848,14 +851,14 @@ static int compute_objects(ompio_file_t *fh, mca_common_sfio_file_t *f, uint64_t
             };
         }
         /* Pure and deterministic: every rank derives the same objects. */
-        int orc = mca_common_sfio_objects_compute(views, (size_t) n, f->objects_max_ranges,
-                                                  &f->objects);
+        int orc = mca_common_sfio_objects_compute(views, (size_t) n, max_ranges,
+                                                  objects);
         if (0 != orc) {
             opal_output_verbose(1, mca_common_sfio_output,
                                 "sfio: views too complex to intersect (%s): every byte is shared",
                                 strerror(-orc));
-            mca_common_sfio_objects_destroy(&f->objects);
-            mca_common_sfio_objects_init(&f->objects);
+            mca_common_sfio_objects_destroy(objects);
+            mca_common_sfio_objects_init(objects);
         }
     }
     free(counts);
@@ -877,6 +880,8 @@ typedef struct sfio_hooks_t {
     mca_fcoll_base_module_t fcoll_proxy;
     mca_fs_base_module_t *fs_real;             /* when fbtl/versioned wrapped a stock fs */
     mca_fs_base_module_t fs_proxy;
+    mca_common_sfio_objects_t objects;         /* seed 004 objects over a stock fs */
+    uint64_t set_views;                        /* collective points seen (stock fs) */
 } sfio_hooks_t;
 
 static sfio_hooks_t *hooks_list;
@@ -896,6 +901,7 @@ static sfio_hooks_t *hooks_get(ompio_file_t *fh)
     sfio_hooks_t *h = hooks_of(fh);
     if (NULL == h && NULL != (h = calloc(1, sizeof(*h)))) {
         h->fh = fh;
+        mca_common_sfio_objects_init(&h->objects);
         h->next = hooks_list;
         hooks_list = h;
     }
@@ -911,10 +917,17 @@ void mca_common_sfio_hooks_release(ompio_file_t *fh)
             if (NULL != h->fs_real && fh->f_fs == &h->fs_proxy) {
                 fh->f_fs = h->fs_real;
             }
+            mca_common_sfio_objects_destroy(&h->objects);
             free(h);
             return;
         }
     }
+}
+
+static const mca_common_sfio_objects_t *hook_objects(const ompio_file_t *fh)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    return (NULL != h && h->objects.valid) ? &h->objects : NULL;
 }
 
 static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
@@ -993,11 +1006,19 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
     }
     wrap_fcoll(fh, h);
     mca_common_sfio_file_t *f = h->file;
+    mca_common_sfio_vstore_t *store = NULL != f ? f->store : NULL;
+    /* seed 004 objects: of fs/versioned's file state, or of these hooks
+     * over a stock fs (where fbtl/versioned's list locks use them) */
+    bool want_objects = NULL != f ? f->private_objects : true;
+    mca_common_sfio_objects_t *objects = NULL != f ? &f->objects : &h->objects;
+    size_t max_ranges = NULL != f ? f->objects_max_ranges : (size_t) 1 << 20;
     /* The first point is OMPIO's default view inside MPI_File_open: every
-     * rank has the same view (all bytes shared) and nothing is written. */
-    if (NULL != f && NULL != f->store && f->set_views++ > 0) {
+     * rank has the same view (all bytes shared) and nothing is written.
+     * The test is the same on every rank. */
+    uint64_t nth = NULL != f ? f->set_views++ : h->set_views++;
+    if ((NULL != store || want_objects) && nth > 0) {
         ompi_communicator_t *comm = fh->f_comm;
-        int mine = f->private_objects ? (int) fh->f_iov_count * 2 : 0;
+        int mine = want_objects ? (int) fh->f_iov_count * 2 : 0;
         uint64_t *myblocks = malloc((size_t) (mine ? mine : 1) * sizeof(uint64_t));
         for (int i = 0; myblocks && i < mine / 2; ++i) {
             myblocks[2 * i] = (uint64_t) (intptr_t) fh->f_decoded_iov[i].iov_base;
@@ -1006,22 +1027,24 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
         /* One allreduce: is there anything to fold (each rank knows its own
          * published versions), and can everyone gather the views?  It is
          * also the barrier the fold needs. */
-        mca_common_sfio_vstore_stats_t st;
-        mca_common_sfio_vstore_stats(f->store, &st);
-        int flags[2] = { st.versions > f->versions_at_fold, NULL == myblocks };
+        mca_common_sfio_vstore_stats_t st = { 0 };
+        if (NULL != store) {
+            mca_common_sfio_vstore_stats(store, &st);
+        }
+        int flags[2] = { NULL != f && st.versions > f->versions_at_fold, NULL == myblocks };
         int rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm,
                                               comm->c_coll->coll_allreduce_module);
         if (OMPI_SUCCESS == rc && flags[0]) {
-            int frc = mca_common_sfio_vstore_fold(f->store, false, true);
+            int frc = mca_common_sfio_vstore_fold(store, false, true);
             if (0 != frc) {
                 rc = mca_common_sfio_errno_to_mpi(-frc);
             }
             f->versions_at_fold = st.versions;
         }
-        if (OMPI_SUCCESS == rc && f->private_objects && !flags[1]) {
-            if (OMPI_SUCCESS != compute_objects(fh, f, myblocks, mine)) {
-                mca_common_sfio_objects_destroy(&f->objects);
-                mca_common_sfio_objects_init(&f->objects);
+        if (OMPI_SUCCESS == rc && want_objects && !flags[1]) {
+            if (OMPI_SUCCESS != compute_objects(fh, objects, max_ranges, myblocks, mine)) {
+                mca_common_sfio_objects_destroy(objects);
+                mca_common_sfio_objects_init(objects);
             }
         }
         free(myblocks);
