@@ -18,6 +18,11 @@
 #                                   io_ompio_bytes_per_agg 8192: multi-cycle
 #                                   independent and collective paths
 #                     fcoll_<name>  force --mca fcoll <name> (e.g. fcoll_two_phase)
+#                     adaptive_<alg>  fcoll adaptive with fcoll_adaptive_algorithm <alg>
+#                                   and k = 2048 (many aggregators)
+#                                   (auto individual two_phase dynamic static)
+#                     adaptive-smallbuf_<alg>  the same with the smallbuf sizes
+#                                   (many cycles, double buffering exercised)
 #   --bindir DIR    where the test programs are (default: the current directory
 #                   if it holds them, else they are built with ${MPICC:-mpicc}
 #                   -O2 -Wall into ${TMPDIR:-/tmp}/sfio-mpi-bin)
@@ -122,6 +127,8 @@ config_mca() {
     default) echo "" ;;
     smallbuf) echo "--mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
     fcoll_*) echo "--mca fcoll ${1#fcoll_}" ;;
+    adaptive_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive_}" ;;
+    adaptive-smallbuf_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive-smallbuf_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
     *) echo "BAD" ;;
     esac
 }
