@@ -632,7 +632,13 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c, char **ubuf, size_t *uca
     }
     fh->f_io_array = io;
     fh->f_num_of_io_entries = (int) nruns;
-    fh->f_flags |= OMPIO_COLLECTIVE_OP;
+    /* Not OMPIO_COLLECTIVE_OP for writes: with it, stock fbtl/posix 4.1
+     * does a read-modify-write over the gaps ("write data sieving") whose
+     * buffer is not cleared after a short read past the end of file, so
+     * stale bytes land behind EOF.  The runs are disjoint: nothing to gain. */
+    if (p->rw) {
+        fh->f_flags |= OMPIO_COLLECTIVE_OP;
+    }
     ssize_t got = p->rw ? fh->f_fbtl->fbtl_preadv(fh) : fh->f_fbtl->fbtl_pwritev(fh);
     fh->f_flags &= ~OMPIO_COLLECTIVE_OP;
     fh->f_io_array = NULL;
