@@ -1048,7 +1048,10 @@ static int collective(ompio_file_t *fh, const void *cbuf, int count,
     }
 
     if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == p.alg) {
-        lrc = run_individual(&p);
+        /* Each rank's own access: its errors are its own (as with stock
+         * fcoll/individual), so no closing agreement, no extra sync. */
+        rc = run_individual(&p);
+        goto out;
     } else {
         /* 4. Pieces and counts; 5. cycles. */
         rc = OMPI_SUCCESS;
