@@ -9,7 +9,7 @@
 #include "fcoll_adaptive.h"
 #include "sfio_component.h"
 
-int mca_fcoll_adaptive_priority = 50;   /* stock fcolls use 10 (individual: up to 100 at np <= 2) */
+int mca_fcoll_adaptive_priority = 110;  /* stock: 10, raised by their file_query to 50 (vulcan, any non-Lustre file) and 100 (individual at np <= 2) */
 int mca_fcoll_adaptive_output = -1;
 mca_common_sfio_fcoll_options_t mca_fcoll_adaptive_options;
 
@@ -38,9 +38,9 @@ static void options_from_params(void)
 static int adaptive_register(void)
 {
     const mca_base_component_t *c = &mca_fcoll_adaptive_component.fcollm_version;
-    mca_fcoll_adaptive_priority = 50;
+    mca_fcoll_adaptive_priority = 110;
     (void) mca_base_component_var_register(c, "priority",
-        "Priority of the fcoll adaptive component (stock fcolls use 10; the highest wins)",
+        "Priority of the fcoll adaptive component (stock fcolls raise theirs to at most 100 per file: vulcan 50, individual 100 at np <= 2; the highest wins)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fcoll_adaptive_priority);
     adaptive_verbose = 0;
