@@ -36,6 +36,7 @@
 #include "ompi/mca/common/ompio/common_ompio_request.h"
 
 #include "sfio_fcoll.h"
+#include "sfio_ompio.h"
 
 mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
 
@@ -645,7 +646,9 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c, char **ubuf, size_t *uca
     fh->f_num_of_io_entries = 0;
     free(io);
     if (got < 0) {
-        rc = (int) got;
+        mca_common_sfio_show_help("io-error", true, "fcoll/adaptive", p->rw ? "read" : "write",
+                                  fh->f_filename ? fh->f_filename : "", "fbtl call failed");
+        rc = MPI_ERR_IO;
     }
     if (p->rw && OMPI_SUCCESS == rc) {
         /* Answer each rank with its pieces' bytes, in its order. */
@@ -906,7 +909,12 @@ static int make_plan(plan_t *p)
         }
     }
     if (ncyc > (1u << 24) || (uint64_t) p->naggr * ncyc > (1u << 30)) {
-        return OMPI_ERR_NOT_SUPPORTED;   /* cb_buffer_size far too small */
+        if (0 == p->rank) {         /* the same on every rank: one message */
+            mca_common_sfio_show_help("fcoll-cycles", true, fh->f_filename ? fh->f_filename : "",
+                                      (unsigned long long) ncyc,
+                                      (unsigned long long) p->cycle_bytes);
+        }
+        return MPI_ERR_NO_MEM;
     }
     p->ncyc = (int) ncyc;
     p->my_aggr = -1;
