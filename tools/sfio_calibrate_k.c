@@ -6,12 +6,19 @@
  * ($HOME/.openmpi/mca-params.conf: fcoll_adaptive_k = N).
  *
  *   sfio-calibrate-k [--dir DIR] [--min B] [--max B] [--total B]
- *                    [--threshold 0.9] [--sync] [--direct] [--write [FILE]]
+ *                    [--threshold 0.9] [--sync] [--direct] [--writers N]
+ *                    [--write [FILE]]
  *
  * Each size writes --total bytes (default 64 MiB, at least 8 requests)
  * with pwrite into a fresh file; --sync adds fsync (write-back caches),
  * --direct uses O_DIRECT (skips the page cache where supported).  k is
  * the first size whose bandwidth reaches --threshold of the best.
+ *
+ * --writers N (extension of step 1 for the aggregator count): then 1, 2,
+ * 4, ... N processes write concurrently (k-sized requests, --total bytes
+ * each, own files).  If the aggregate bandwidth stops growing (the first
+ * count within --threshold of the best is below N), that count is recorded
+ * as fcoll_adaptive_max_aggregators; otherwise 0 (no limit).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +36,44 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
+}
+
+/* Aggregate MB/s of w processes each writing total bytes in s-byte calls. */
+static double concurrent(const char *dir, int w, unsigned long long s, unsigned long long total,
+                         const void *buf, int sync)
+{
+    double t0 = now();
+    for (int i = 0; i < w; ++i) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/.sfio-calibrate-k.%d.w%d", dir, (int) getppid(), i);
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            int bad = fd < 0;
+            for (unsigned long long o = 0; !bad && o < total; o += s) {
+                bad = pwrite(fd, buf, (size_t) s, (off_t) o) != (ssize_t) s;
+            }
+            if (fd >= 0 && sync) {
+                fsync(fd);
+            }
+            if (fd >= 0) {
+                close(fd);
+            }
+            unlink(path);
+            _exit(bad);
+        }
+        if (pid < 0) {
+            return -1;
+        }
+    }
+    int bad = 0, st;
+    for (int i = 0; i < w; ++i) {
+        if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+            bad = 1;
+        }
+    }
+    double dt = now() - t0;
+    return bad ? -1 : (double) w * (double) total / dt / 1e6;
 }
 
 static unsigned long long parse_size(const char *s)
@@ -43,8 +89,8 @@ static unsigned long long parse_size(const char *s)
     return v;
 }
 
-/* Replaces (or appends) "fcoll_adaptive_k = k" in path. */
-static int record(const char *path, unsigned long long k)
+/* Replaces (or appends) "name = value" in path. */
+static int record(const char *path, const char *name, long long value)
 {
     FILE *in = fopen(path, "r");
     size_t cap = 1 << 16, len = 0;
@@ -58,7 +104,13 @@ static int record(const char *path, unsigned long long k)
         while (*p == ' ' || *p == '\t') {
             ++p;
         }
-        if (0 == strncmp(p, "fcoll_adaptive_k", 16) && (p[16] == ' ' || p[16] == '=')) {
+        size_t nl = strlen(name);
+        if (0 == strncmp(p, name, nl) && (p[nl] == ' ' || p[nl] == '=')) {
+            continue;
+        }
+        char tag[256];
+        snprintf(tag, sizeof(tag), "# %s: measured by sfio-calibrate-k", name);
+        if (0 == strncmp(p, tag, strlen(tag))) {
             continue;
         }
         size_t l = strlen(line);
@@ -85,7 +137,7 @@ static int record(const char *path, unsigned long long k)
     if (len > 0 && out[len - 1] != '\n') {
         fputc('\n', f);
     }
-    fprintf(f, "# measured by sfio-calibrate-k\nfcoll_adaptive_k = %llu\n", k);
+    fprintf(f, "# %s: measured by sfio-calibrate-k\n%s = %lld\n", name, name, value);
     free(out);
     return fclose(f);
 }
@@ -95,7 +147,7 @@ int main(int argc, char **argv)
     const char *dir = ".", *conf = NULL;
     unsigned long long lo = 4096, hi = 64ull << 20, total = 64ull << 20;
     double threshold = 0.9;
-    int sync = 0, direct = 0, write_conf = 0;
+    int sync = 0, direct = 0, write_conf = 0, writers = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
             dir = argv[++i];
@@ -109,6 +161,8 @@ int main(int argc, char **argv)
             threshold = atof(argv[++i]);
         } else if (!strcmp(argv[i], "--sync")) {
             sync = 1;
+        } else if (!strcmp(argv[i], "--writers") && i + 1 < argc) {
+            writers = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--direct")) {
             direct = 1;
         } else if (!strcmp(argv[i], "--write")) {
@@ -118,7 +172,7 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "usage: %s [--dir DIR] [--min B] [--max B] [--total B] "
-                    "[--threshold F] [--sync] [--direct] [--write [FILE]]\n", argv[0]);
+                    "[--threshold F] [--sync] [--direct] [--writers N] [--write [FILE]]\n", argv[0]);
             return 2;
         }
     }
@@ -176,6 +230,38 @@ int main(int argc, char **argv)
     }
     printf("k = %llu bytes (first size within %.0f%% of the best, %.1f MB/s)\n", k,
            threshold * 100, best);
+    int maxagg = -1;
+    if (writers > 1) {
+        unsigned long long s = k;
+        double wbw[32], wbest = 0;
+        int wn[32], nw = 0;
+        printf("# writers aggregate_MB/s (requests of %llu bytes)\n", s);
+        for (int w = 1; nw < 32; w = w * 2 > writers && w < writers ? writers : w * 2) {
+            double b = concurrent(dir, w, s, total, buf, sync);
+            if (b < 0) {
+                fprintf(stderr, "sfio-calibrate-k: concurrent writers failed\n");
+                return 1;
+            }
+            wn[nw] = w;
+            wbw[nw++] = b;
+            wbest = b > wbest ? b : wbest;
+            printf("%d %.1f\n", w, b);
+            fflush(stdout);
+            if (w >= writers) {
+                break;
+            }
+        }
+        maxagg = 0;
+        for (int i = 0; i < nw; ++i) {
+            if (wbw[i] >= threshold * wbest) {
+                maxagg = wn[i] < writers ? wn[i] : 0;
+                break;
+            }
+        }
+        printf("max_aggregators = %d (%s)\n", maxagg,
+               maxagg ? "bandwidth stops growing: fewer aggregators per node"
+                      : "bandwidth grows with every writer: no limit");
+    }
     free(buf);
     if (write_conf) {
         char def[4096];
@@ -186,11 +272,13 @@ int main(int argc, char **argv)
             snprintf(def, sizeof(def), "%s/.openmpi/mca-params.conf", home ? home : ".");
             conf = def;
         }
-        if (0 != record(conf, k)) {
+        if (0 != record(conf, "fcoll_adaptive_k", (long long) k) ||
+            (maxagg >= 0 && 0 != record(conf, "fcoll_adaptive_max_aggregators", maxagg))) {
             fprintf(stderr, "sfio-calibrate-k: cannot write %s: %s\n", conf, strerror(errno));
             return 1;
         }
-        printf("recorded fcoll_adaptive_k = %llu in %s\n", k, conf);
+        printf("recorded fcoll_adaptive_k = %llu%s in %s\n", k,
+               maxagg >= 0 ? " and fcoll_adaptive_max_aggregators" : "", conf);
     }
     return 0;
 }

@@ -252,6 +252,41 @@ START_TEST(refine_random_invariants)
 }
 END_TEST
 
+START_TEST(cap_merges_neighbours)
+{
+    rank_t r[16];
+    groups_t g;
+    ck_assert_int_eq(mca_common_sfio_coll_groups_init(&g, 16), 0);
+    tiles(r, 4, 4, 256, 4096);
+    mca_common_sfio_coll_groups_initial(r, 0, &g);
+    mca_common_sfio_coll_groups_refine(r, 1, &g);
+    ck_assert_int_eq(g.ngroups, 16);
+    mca_common_sfio_coll_groups_cap(0, &g);     /* no limit */
+    ck_assert_int_eq(g.ngroups, 16);
+    mca_common_sfio_coll_groups_cap(3, &g);
+    ck_assert_int_eq(g.ngroups, 3);
+    ck_assert_int_eq(mca_common_sfio_coll_groups_verify(&g), 0);
+    for (int q = 1; q < 16; ++q) {
+        ck_assert_int_ge(g.group_of[q], g.group_of[q - 1]);   /* neighbours stay together */
+    }
+    mca_common_sfio_coll_groups_cap(8, &g);     /* already below */
+    ck_assert_int_eq(g.ngroups, 3);
+    for (int run = 0; run < 200; ++run) {
+        int n = 1 + (int) (rnd() % 30);
+        groups_t h;
+        ck_assert_int_eq(mca_common_sfio_coll_groups_init(&h, n), 0);
+        mca_common_sfio_coll_groups_even(1 + (int) (rnd() % n), &h);
+        int cap = 1 + (int) (rnd() % n);
+        int before = h.ngroups;
+        mca_common_sfio_coll_groups_cap(cap, &h);
+        ck_assert_int_eq(h.ngroups, before < cap ? before : cap);
+        ck_assert_int_eq(mca_common_sfio_coll_groups_verify(&h), 0);
+        mca_common_sfio_coll_groups_free(&h);
+    }
+    mca_common_sfio_coll_groups_free(&g);
+}
+END_TEST
+
 START_TEST(spread_aggregators)
 {
     int a[8];
@@ -385,6 +420,7 @@ static Suite *suite(void)
     tcase_add_test(t, refine_split_and_merge);
     tcase_add_test(t, refine_aggregator_has_bytes);
     tcase_add_test(t, refine_random_invariants);
+    tcase_add_test(t, cap_merges_neighbours);
     tcase_add_test(t, spread_aggregators);
     tcase_add_test(t, domains_cover_and_align);
     tcase_add_test(t, cuts_bound_cycles);

@@ -292,6 +292,35 @@ out:
     free(newid);
 }
 
+void mca_common_sfio_coll_groups_cap(int cap, mca_common_sfio_coll_groups_t *g)
+{
+    int ng = g->ngroups;
+    if (cap <= 0 || ng <= cap) {
+        return;
+    }
+    int *first = malloc((size_t) cap * sizeof(int));
+    if (NULL == first) {
+        return;
+    }
+    for (int i = 0; i < cap; ++i) {
+        first[i] = -1;
+    }
+    for (int i = 0; i < ng; ++i) {
+        int m = (int) ((long long) i * cap / ng);
+        if (first[m] < 0) {
+            first[m] = g->aggr[i];
+        }
+    }
+    for (int q = 0; q < g->n; ++q) {
+        g->group_of[q] = (int) ((long long) g->group_of[q] * cap / ng);
+    }
+    for (int i = 0; i < cap; ++i) {
+        g->aggr[i] = first[i];
+    }
+    g->ngroups = cap;
+    free(first);
+}
+
 int mca_common_sfio_coll_groups_verify(const mca_common_sfio_coll_groups_t *g)
 {
     if (g->ngroups < 1 || g->ngroups > (g->n > 0 ? g->n : 1)) {

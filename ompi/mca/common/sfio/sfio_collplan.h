@@ -133,6 +133,13 @@ void mca_common_sfio_coll_groups_initial(const mca_common_sfio_coll_rank_t *r, i
 void mca_common_sfio_coll_groups_refine(const mca_common_sfio_coll_rank_t *r, uint64_t k,
                                         mca_common_sfio_coll_groups_t *g);
 
+/* At most cap groups (cap <= 0: no limit): neighbouring groups (in file
+ * order) are merged evenly, group i joining i * cap / ngroups; each merged
+ * group's aggregator is its first old group's.  For file systems whose
+ * bandwidth stops growing with more clients (measured by
+ * sfio-calibrate-k --writers). */
+void mca_common_sfio_coll_groups_cap(int cap, mca_common_sfio_coll_groups_t *g);
+
 /* A forced count: naggr groups of consecutive ranks (naggr clamped to
  * [1, n]); aggregator = first rank of each. */
 void mca_common_sfio_coll_groups_even(int naggr, mca_common_sfio_coll_groups_t *g);

@@ -877,6 +877,7 @@ static int make_plan(plan_t *p)
     } else {
         mca_common_sfio_coll_groups_initial(p->ranks, cart_rows(p->comm), &p->groups);
         mca_common_sfio_coll_groups_refine(p->ranks, k, &p->groups);
+        mca_common_sfio_coll_groups_cap(opt->max_aggregators, &p->groups);
     }
     p->naggr = p->groups.ngroups;
     p->aggr_rank = malloc((size_t) p->naggr * sizeof(int));

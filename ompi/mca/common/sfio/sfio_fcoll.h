@@ -27,6 +27,7 @@ BEGIN_C_DECLS
 typedef struct mca_common_sfio_fcoll_options_t {
     int algorithm;          /* mca_common_sfio_coll_alg_t; AUTO: decide */
     int num_aggregators;    /* > 0: forced count (cb_nodes overrides too) */
+    int max_aggregators;    /* > 0: cap of the automatic count */
     uint64_t k;             /* saturation size of one process (bytes) */
     uint64_t stripe_size;   /* 0: fh->f_stripe_size, else 64 KiB */
     uint64_t read_max_gap;  /* aggregators' reads bridge holes up to this */

@@ -16,6 +16,7 @@ mca_common_sfio_fcoll_options_t mca_fcoll_adaptive_options;
 static int adaptive_verbose = 0;
 static int adaptive_algorithm = MCA_COMMON_SFIO_COLL_AUTO;
 static int adaptive_num_aggregators = 0;
+static int adaptive_max_aggregators = 0;
 static size_t adaptive_k = 256 * 1024;
 static size_t adaptive_stripe_size = 0;
 static size_t adaptive_read_max_gap = 4096;
@@ -26,6 +27,7 @@ static void options_from_params(void)
     mca_common_sfio_fcoll_options_t o = {
         .algorithm = adaptive_algorithm,
         .num_aggregators = adaptive_num_aggregators,
+        .max_aggregators = adaptive_max_aggregators,
         .k = adaptive_k,
         .stripe_size = adaptive_stripe_size,
         .read_max_gap = adaptive_read_max_gap,
@@ -57,6 +59,13 @@ static int adaptive_register(void)
         "hint takes precedence over both",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_num_aggregators);
+    adaptive_max_aggregators = 0;
+    (void) mca_base_component_var_register(c, "max_aggregators",
+        "Upper bound of the automatic aggregator count; 0 (default): none.  For file "
+        "systems whose aggregate bandwidth stops growing beyond a few concurrent writers "
+        "(e.g. a node's page cache); sfio-calibrate-k --writers N measures it",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_max_aggregators);
     adaptive_k = 256 * 1024;
     (void) mca_base_component_var_register(c, "k",
         "Smallest write size (bytes) that saturates one process's bandwidth (seed 003's k): "
