@@ -98,10 +98,8 @@ static void interleave_test(int nonblocking)
         b[i] = t_pat_data(t_rank, i, 2 + nonblocking);
     }
     MPI_Datatype vec, ftype;
-    /* A rank without data still needs a filetype of non-zero size (OMPIO's
-     * set_view does not return for an empty one): one byte per row, which
-     * it never writes (count 0). */
-    MPI_Type_vector(R, (int) (w[t_rank] > 0 ? w[t_rank] : 1), (int) row, MPI_BYTE, &vec);
+    /* A rank without data gets a filetype of size 0 (and count 0). */
+    MPI_Type_vector(R, (int) w[t_rank], (int) row, MPI_BYTE, &vec);
     MPI_Type_create_resized(vec, 0, (MPI_Aint) (row * R), &ftype);
     MPI_Type_commit(&ftype);
     MPI_File fh;
