@@ -18,6 +18,8 @@
 #   --no-collective  skip the collective serializability check (t_serial
 #                    --collective-only: collective atomic writes through the
 #                    stock fcoll components), reported as its own entry
+#   --no-adaptive    skip the fcoll/adaptive collective serializability runs
+#                    (each algorithm forced, over fs ufs and fs versioned)
 #   --no-crash       skip crash_test.sh
 #   --no-first-write skip crash_test.sh --first-write (kill during the first
 #                    32 MiB whole-tile writes, before any version exists;
@@ -53,6 +55,7 @@ crash_runs=4
 first_runs=3
 first=1
 coll=1
+adaptive=1
 crash=1
 quick=0
 bindir=
@@ -68,6 +71,7 @@ while [ $# -gt 0 ]; do
     --lock-modes) lock_modes=$2; shift 2 ;;
     --crash-runs) crash_runs=$2; shift 2 ;;
     --no-collective) coll=0; shift ;;
+    --no-adaptive) adaptive=0; shift ;;
     --no-crash) crash=0; shift ;;
     --no-first-write) first=0; shift ;;
     --first-write-runs) first_runs=$2; shift 2 ;;
@@ -236,6 +240,23 @@ if [ "$stock" = 0 ] && [ -n "$lock_modes" ]; then
                 run "t_serial --collective np=$np fs=$fs mode=$mode" 120 $m "${prog[t_serial]}" --collective-only $seedarg
             done
         done
+    done
+fi
+# fcoll/adaptive: atomic collective writes must equal one serial order
+# whichever algorithm is forced, without the suite's fcoll proxy (stock fs
+# ufs + fbtl posix: the component's own rank-order rule over disjoint
+# domains) and with it (fs/fbtl versioned: one atomic access per rank);
+# "many" adds a small k and cycle buffer (8 aggregators, many cycles).
+if [ "$stock" = 0 ] && [ "$adaptive" = 1 ]; then
+    for np in $lock_nps; do
+        for alg in auto individual two_phase dynamic static many; do
+            a="--mca fcoll adaptive --mca fcoll_adaptive_algorithm $alg"
+            [ $alg = many ] && a="--mca fcoll adaptive --mca fcoll_adaptive_algorithm two_phase --mca fcoll_adaptive_k 1024 --mca io_ompio_bytes_per_agg 8192"
+            run "t_serial --collective np=$np fs=ufs fcoll=adaptive/$alg" 120 \
+                $mpirun_cmd -np $np --mca fs ufs --mca fbtl posix $a "${prog[t_serial]}" --collective-only $seedarg
+        done
+        run "t_serial --collective np=$np fs=versioned fcoll=adaptive" 120 \
+            $mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned --mca fcoll adaptive "${prog[t_serial]}" --collective-only $seedarg
     done
 fi
 t_end=$(date +%s.%N)

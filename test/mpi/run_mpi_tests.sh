@@ -10,6 +10,9 @@
 #                   SFIO_COMPONENT_PATH is set it is prepended to Open MPI's
 #                   component path via OMPI_MCA_mca_base_component_path
 #   --stack stock   --mca fs ufs --mca fbtl posix (stock Open MPI components)
+#   --stack adaptive  stock fs/fbtl, the suite's components on the path (for
+#                   the adaptive_* configurations: fcoll/adaptive without
+#                   the suite's fs/fbtl proxies)
 #   --np LIST       process counts (default "1 2 4 8"; --quick: "1 4")
 #   --quick         only the default configuration, np "1 4" unless --np given
 #   --configs LIST  configurations (default "default smallbuf"):
@@ -18,6 +21,14 @@
 #                                   io_ompio_bytes_per_agg 8192: multi-cycle
 #                                   independent and collective paths
 #                     fcoll_<name>  force --mca fcoll <name> (e.g. fcoll_two_phase)
+#                     adaptive_<alg>  fcoll adaptive with fcoll_adaptive_algorithm <alg>
+#                                   and fcoll_adaptive_k 2048 (many aggregators)
+#                                   and k = 2048 (many aggregators)
+#                                   (auto individual two_phase dynamic static)
+#                     adaptive-n3_<alg>  3 aggregators forced (groups of
+#                                   several ranks), 4 KiB cycles
+#                     adaptive-smallbuf_<alg>  the same with the smallbuf sizes
+#                                   (many cycles, double buffering exercised)
 #   --bindir DIR    where the test programs are (default: the current directory
 #                   if it holds them, else they are built with ${MPICC:-mpicc}
 #                   -O2 -Wall into ${TMPDIR:-/tmp}/sfio-mpi-bin)
@@ -65,7 +76,8 @@ done
 case "$stack" in
 suite) stack_mca="--mca fs versioned --mca fbtl versioned" ;;
 stock) stack_mca="--mca fs ufs --mca fbtl posix" ;;
-*) echo "run_mpi_tests.sh: --stack must be suite or stock" >&2; exit 2 ;;
+adaptive) stack_mca="--mca fs ufs --mca fbtl posix" ;;
+*) echo "run_mpi_tests.sh: --stack must be suite, stock or adaptive" >&2; exit 2 ;;
 esac
 if [ -z "$nps" ]; then
     if [ $quick = 1 ]; then nps="1 4"; else nps="1 2 4 8"; fi
@@ -96,7 +108,7 @@ if ! have_all "$bindir"; then
 fi
 
 # Suite components: prepend the build tree's component dir to Open MPI's own.
-if [ "$stack" = suite ] && [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
+if [ "$stack" != stock ] && [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
     . "$(dirname "$0")/../sfio_component_path.sh"
     sfio_use_build_components
     echo "# component path: $OMPI_MCA_mca_base_component_path"
@@ -114,6 +126,9 @@ config_mca() {
     default) echo "" ;;
     smallbuf) echo "--mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
     fcoll_*) echo "--mca fcoll ${1#fcoll_}" ;;
+    adaptive_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive_}" ;;
+    adaptive-n3_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_algorithm ${1#adaptive-n3_} --mca io_ompio_bytes_per_agg 8192" ;;
+    adaptive-smallbuf_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive-smallbuf_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
     *) echo "BAD" ;;
     esac
 }

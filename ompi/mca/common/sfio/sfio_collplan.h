@@ -1,0 +1,192 @@
+/*
+ * sfio_collplan: pure planning of collective I/O (seed 003) for
+ * fcoll/adaptive.  No MPI, no I/O: everything here is a function of numbers
+ * every rank already holds (the allgathered per-rank summaries), so all
+ * ranks compute the same plan, and the unit tests can check it.
+ *
+ *   - the algorithm catalogue (one name table: MCA enum, help, dispatch);
+ *   - the decision: seed 003's table over c, k, ss and the gap, kept as
+ *     data (a rules table) run by one evaluator;
+ *   - the aggregator count: initial groups from the view (ranks whose file
+ *     extents interleave form a group: one per row of a 2-D pattern) or
+ *     every rank alone, merged while below k and split while above k;
+ *   - two-phase file domains, dynamic-segmentation cycle cuts, and the
+ *     union runs an aggregator writes.
+ *
+ * Ranges are half-open [off, off + len) on 64-bit unsigned offsets.
+ */
+#ifndef MCA_COMMON_SFIO_COLLPLAN_H
+#define MCA_COMMON_SFIO_COLLPLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The catalogue.  AUTO is not an algorithm: it asks the decision. */
+typedef enum {
+    MCA_COMMON_SFIO_COLL_AUTO = 0,
+    MCA_COMMON_SFIO_COLL_INDIVIDUAL,
+    MCA_COMMON_SFIO_COLL_TWO_PHASE,
+    MCA_COMMON_SFIO_COLL_DYNAMIC,
+    MCA_COMMON_SFIO_COLL_STATIC,
+    MCA_COMMON_SFIO_COLL_NALGS
+} mca_common_sfio_coll_alg_t;
+
+typedef struct {
+    int id;
+    const char *name;
+    const char *doc;    /* one line: what it does, where it is good */
+} mca_common_sfio_coll_alg_info_t;
+
+/* Indexed by id, MCA_COMMON_SFIO_COLL_NALGS entries. */
+extern const mca_common_sfio_coll_alg_info_t mca_common_sfio_coll_algs[];
+
+/* Id of name, or -1. */
+int mca_common_sfio_coll_alg_lookup(const char *name);
+
+/* What the decision looks at (all ranks together). */
+typedef struct {
+    uint64_t c;     /* average contiguous chunk of the views, bytes */
+    uint64_t k;     /* smallest write that saturates one process */
+    uint64_t ss;    /* stripe size */
+    bool gap;       /* the processes' data leave holes between them */
+} mca_common_sfio_coll_inputs_t;
+
+/* A rule matches when each of its three conditions holds.
+ * c_k:  compares c with k; c_ss: compares c with ss. */
+typedef enum {
+    MCA_COMMON_SFIO_CMP_ANY = 0,
+    MCA_COMMON_SFIO_CMP_LT,     /* c <  x */
+    MCA_COMMON_SFIO_CMP_LE,     /* c <= x */
+    MCA_COMMON_SFIO_CMP_GT      /* c >  x */
+} mca_common_sfio_coll_cmp_t;
+
+typedef enum {
+    MCA_COMMON_SFIO_GAP_ANY = 0,
+    MCA_COMMON_SFIO_GAP_NONE,
+    MCA_COMMON_SFIO_GAP_SOME
+} mca_common_sfio_coll_gap_t;
+
+typedef struct {
+    mca_common_sfio_coll_cmp_t c_k;
+    mca_common_sfio_coll_cmp_t c_ss;
+    mca_common_sfio_coll_gap_t gap;
+    int alg;
+} mca_common_sfio_coll_rule_t;
+
+/* Seed 003's table; the first matching rule wins. */
+extern const mca_common_sfio_coll_rule_t mca_common_sfio_coll_default_rules[];
+extern const size_t mca_common_sfio_coll_default_nrules;
+
+/* First rule of rules[0..n) matching in; fallback when none does. */
+int mca_common_sfio_coll_decide(const mca_common_sfio_coll_inputs_t *in,
+                                const mca_common_sfio_coll_rule_t *rules, size_t n,
+                                int fallback);
+
+/* One rank's share of a collective call (what every rank allgathers). */
+typedef struct {
+    uint64_t lo, hi;    /* file extent [lo, hi); lo == hi: no bytes */
+    uint64_t bytes;     /* bytes it accesses */
+    uint64_t runs;      /* contiguous runs of its file view in this call */
+} mca_common_sfio_coll_rank_t;
+
+/* c (bytes / runs over all ranks, 0 without bytes), the global extent and
+ * the gap (the sum of bytes does not cover the extent). */
+typedef struct {
+    uint64_t lo, hi, bytes, runs, c;
+    bool gap;
+    int active;         /* ranks with bytes */
+} mca_common_sfio_coll_summary_t;
+
+void mca_common_sfio_coll_summarize(const mca_common_sfio_coll_rank_t *r, int n,
+                                    mca_common_sfio_coll_summary_t *s_p);
+
+/* Aggregator groups: group_of[rank] in [0, ngroups); aggr[g] the rank that
+ * aggregates group g.  Groups are numbered in increasing file order. */
+typedef struct {
+    int n;              /* ranks */
+    int ngroups;
+    int *group_of;      /* n entries */
+    int *aggr;          /* n entries (ngroups used) */
+} mca_common_sfio_coll_groups_t;
+
+/* Allocates (caller frees with _groups_free); 0 or -ENOMEM. */
+int mca_common_sfio_coll_groups_init(mca_common_sfio_coll_groups_t *g, int n);
+void mca_common_sfio_coll_groups_free(mca_common_sfio_coll_groups_t *g);
+
+/* Seed 003 step 2: ranks whose extents overlap (transitively) form a group;
+ * ranks without bytes join the group of the preceding rank.  With
+ * cart_rows > 0 (a Cartesian communicator of that many rows), groups are
+ * instead the rows: cart_rows equal blocks of consecutive ranks. */
+void mca_common_sfio_coll_groups_initial(const mca_common_sfio_coll_rank_t *r, int cart_rows,
+                                         mca_common_sfio_coll_groups_t *g);
+
+/* Seed 003 step 3: merge neighbouring groups (in file order) while a group
+ * holds less than k bytes, then split a group holding more than k bytes
+ * into ceil(bytes / k) parts (at most one per member), members kept in
+ * rank order.  Picks each group's aggregator: its lowest rank with bytes
+ * (else its lowest rank). */
+void mca_common_sfio_coll_groups_refine(const mca_common_sfio_coll_rank_t *r, uint64_t k,
+                                        mca_common_sfio_coll_groups_t *g);
+
+/* At most cap groups (cap <= 0: no limit): neighbouring groups (in file
+ * order) are merged evenly, group i joining i * cap / ngroups; each merged
+ * group's aggregator is its first old group's.  For file systems whose
+ * bandwidth stops growing with more clients (measured by
+ * sfio-calibrate-k --writers). */
+void mca_common_sfio_coll_groups_cap(int cap, mca_common_sfio_coll_groups_t *g);
+
+/* A forced count: naggr groups of consecutive ranks (naggr clamped to
+ * [1, n]); aggregator = first rank of each. */
+void mca_common_sfio_coll_groups_even(int naggr, mca_common_sfio_coll_groups_t *g);
+
+/* The invariants (every rank in one group, groups non-empty, each aggr in
+ * its group).  0 or -1. */
+int mca_common_sfio_coll_groups_verify(const mca_common_sfio_coll_groups_t *g);
+
+/* naggr aggregator ranks spread over n ranks: aggr[i] = i * n / naggr. */
+void mca_common_sfio_coll_spread(int n, int naggr, int *aggr);
+
+/* Two-phase file domains: [lo, hi) cut into naggr contiguous domains
+ * bounds[0] = lo < ... <= bounds[naggr] = hi, inner bounds aligned to
+ * align (when a domain is at least align long).  Domain of an offset:
+ * _domain_of (binary search). */
+void mca_common_sfio_coll_domains(uint64_t lo, uint64_t hi, int naggr, uint64_t align,
+                                  uint64_t *bounds);
+int mca_common_sfio_coll_domain_of(const uint64_t *bounds, int naggr, uint64_t off);
+
+/* A file piece. */
+typedef struct {
+    uint64_t off, len;
+} mca_common_sfio_coll_piece_t;
+
+/* Dynamic segmentation: pieces (any order; sorted here by offset) of one
+ * group cut into ncyc cycles of about cycle_bytes each: cycle c covers the
+ * offsets [cuts[c], cuts[c + 1]); cuts[0] = 0, cuts[ncyc] = UINT64_MAX,
+ * non-decreasing.  Overlapping pieces may put more than cycle_bytes into a
+ * cycle (by at most the overlap). */
+void mca_common_sfio_coll_cuts(mca_common_sfio_coll_piece_t *p, size_t n, uint64_t cycle_bytes,
+                               int ncyc, uint64_t *cuts);
+
+/* Cycle of offset off under cuts (ncyc cycles). */
+int mca_common_sfio_coll_cycle_of(const uint64_t *cuts, int ncyc, uint64_t off);
+
+/* Union of pieces sorted by offset (p is sorted in place): runs_p[0..ret)
+ * disjoint, increasing; runs closer than max_gap are bridged (writes pass
+ * 0: never bridge).  runs_p needs n entries. */
+size_t mca_common_sfio_coll_union(mca_common_sfio_coll_piece_t *p, size_t n, uint64_t max_gap,
+                                  mca_common_sfio_coll_piece_t *runs_p);
+
+/* Index of the run holding off (runs from _union), or -1. */
+long mca_common_sfio_coll_run_of(const mca_common_sfio_coll_piece_t *runs, size_t n,
+                                 uint64_t off);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

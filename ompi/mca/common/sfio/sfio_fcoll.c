@@ -1,0 +1,1168 @@
+/*
+ * sfio_fcoll: collective read/write engine of fcoll/adaptive (see
+ * sfio_fcoll.h).  Flow of one call, identical on every rank:
+ *
+ *   1. decode memory (iovec) and the file view of this call (iovec);
+ *   2. allgather each rank's summary (extent, bytes, runs, error);
+ *   3. plan (pure, sfio_collplan): algorithm, groups/aggregators, domains
+ *      or cuts, number of cycles;
+ *   4. assign this rank's file pieces to (aggregator, cycle); one
+ *      alltoallv tells every aggregator how many pieces and bytes each
+ *      rank sends it per cycle;
+ *   5. cycles, double-buffered: cycle c + 1's messages are in flight while
+ *      the aggregator writes cycle c.  A message is the piece list
+ *      (offset, length pairs) followed by the data (writes) or just the
+ *      list (reads; the aggregator answers with the data).
+ *
+ * Overlapping writes: an aggregator copies pieces into its buffer in rank
+ * order, so the highest rank wins every byte; with disjoint two-phase
+ * domains this makes a collective write equal to the serial order of the
+ * ranks, which is how atomic mode is kept without the suite's fcoll proxy.
+ */
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/util/output.h"
+#include "opal/util/info.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/request/request.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/mca/fbtl/fbtl.h"
+#include "ompi/mca/common/ompio/common_ompio_request.h"
+
+#include "sfio_fcoll.h"
+#include "sfio_ompio.h"
+
+mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
+
+#define SFIO_FCOLL_TAG 0x5f10c011
+
+int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int *storage)
+{
+    static mca_base_var_enum_value_t values[MCA_COMMON_SFIO_COLL_NALGS + 1];
+    static char help[1024];
+    mca_base_var_enum_t *new_enum = NULL;
+    size_t used = (size_t) snprintf(help, sizeof(help),
+                                    "Collective algorithm (default auto):");
+    for (int i = 0; i < MCA_COMMON_SFIO_COLL_NALGS; ++i) {
+        values[i].value = mca_common_sfio_coll_algs[i].id;
+        values[i].string = mca_common_sfio_coll_algs[i].name;
+        if (used < sizeof(help)) {
+            used += (size_t) snprintf(help + used, sizeof(help) - used, " %s: %s;",
+                                      mca_common_sfio_coll_algs[i].name,
+                                      mca_common_sfio_coll_algs[i].doc);
+        }
+    }
+    values[MCA_COMMON_SFIO_COLL_NALGS].string = NULL;
+    int rc = mca_base_var_enum_create("sfio_fcoll_algorithm", values, &new_enum);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    *storage = MCA_COMMON_SFIO_COLL_AUTO;
+    rc = mca_base_component_var_register(c, "algorithm", help, MCA_BASE_VAR_TYPE_INT, new_enum,
+                                         0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                                         storage);
+    OBJ_RELEASE(new_enum);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory side: the caller's buffer as a byte stream                    */
+
+typedef struct {
+    struct iovec *iov;
+    uint32_t n;
+    uint64_t *prefix;   /* n + 1 entries */
+} mstream_t;
+
+static int mstream_init(mstream_t *m, struct iovec *iov, uint32_t n)
+{
+    m->iov = iov;
+    m->n = n;
+    m->prefix = malloc(((size_t) n + 1) * sizeof(uint64_t));
+    if (NULL == m->prefix) {
+        return -ENOMEM;
+    }
+    m->prefix[0] = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        m->prefix[i + 1] = m->prefix[i] + iov[i].iov_len;
+    }
+    return 0;
+}
+
+static uint32_t mstream_find(const mstream_t *m, uint64_t pos)
+{
+    uint32_t lo = 0, hi = m->n - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (m->prefix[mid] <= pos) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+/* Copies stream bytes [pos, pos + len) to dst (out = 1) or from src. */
+static void mstream_copy(const mstream_t *m, uint64_t pos, uint64_t len, char *ext, int out)
+{
+    if (0 == len) {
+        return;
+    }
+    uint32_t i = mstream_find(m, pos);
+    while (len > 0 && i < m->n) {
+        uint64_t in = pos - m->prefix[i];
+        uint64_t take = m->iov[i].iov_len - in;
+        if (take > len) {
+            take = len;
+        }
+        char *p = (char *) m->iov[i].iov_base + in;
+        if (out) {
+            memcpy(ext, p, take);
+        } else {
+            memcpy(p, ext, take);
+        }
+        ext += take;
+        pos += take;
+        len -= take;
+        ++i;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The plan                                                            */
+
+typedef struct {
+    uint64_t off, len, spos;
+    uint32_t key;       /* a * ncyc + c */
+} piece_t;
+
+typedef struct {
+    ompio_file_t *fh;
+    ompi_communicator_t *comm;
+    int rank, P, rw;                /* rw: 0 write, 1 read */
+    const mca_common_sfio_fcoll_options_t *opt;
+    mstream_t mem;
+    struct iovec *fiov;
+    int fcount;
+    size_t max_data;
+    mca_common_sfio_coll_rank_t *ranks;
+    mca_common_sfio_coll_summary_t sum;
+    int alg, naggr, ncyc, my_aggr;  /* my_aggr: my aggregator index or -1 */
+    int *aggr_rank;                 /* naggr */
+    mca_common_sfio_coll_groups_t groups;
+    uint64_t *bounds;               /* two_phase: naggr + 1 */
+    uint64_t *cuts;                 /* dynamic: ncyc + 1 (my group's) */
+    uint64_t cycle_bytes;
+    piece_t *pieces;
+    size_t npieces, cap;
+    size_t *first;                  /* naggr * ncyc + 1: pieces of key k are [first[k], first[k+1]) */
+    uint64_t *rcnt;                 /* aggregator: P * ncyc * 2 (npieces, nbytes) */
+} plan_t;
+
+static int add_piece(plan_t *p, int a, int c, uint64_t off, uint64_t len, uint64_t spos)
+{
+    if (p->npieces == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        piece_t *np = realloc(p->pieces, cap * sizeof(piece_t));
+        if (NULL == np) {
+            return -ENOMEM;
+        }
+        p->pieces = np;
+        p->cap = cap;
+    }
+    piece_t *x = &p->pieces[p->npieces++];
+    x->off = off;
+    x->len = len;
+    x->spos = spos;
+    x->key = (uint32_t) a * (uint32_t) p->ncyc + (uint32_t) c;
+    return 0;
+}
+
+static uint64_t group_bytes(const plan_t *p, int g)
+{
+    uint64_t b = 0;
+    for (int q = 0; q < p->P; ++q) {
+        if (p->groups.group_of[q] == g) {
+            b += p->ranks[q].bytes;
+        }
+    }
+    return b;
+}
+
+static uint64_t cycles_for(uint64_t bytes, uint64_t cb)
+{
+    uint64_t n = (bytes + cb - 1) / cb;
+    return n ? n : 1;
+}
+
+/* Dynamic segmentation: members send their pieces to the group's
+ * aggregator, which cuts the group's data into ncyc portions and sends the
+ * cuts back. */
+static int dynamic_cuts(plan_t *p)
+{
+    int g = p->groups.group_of[p->rank];
+    int root = p->groups.aggr[g];
+    int ncyc = p->ncyc;
+    int rc = OMPI_SUCCESS;
+    uint64_t *mine = malloc(((size_t) p->fcount * 2 + 1) * sizeof(uint64_t));
+    p->cuts = malloc(((size_t) ncyc + 1) * sizeof(uint64_t));
+    if (NULL == mine || NULL == p->cuts) {
+        free(mine);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i < p->fcount; ++i) {
+        mine[2 * i] = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
+        mine[2 * i + 1] = p->fiov[i].iov_len;
+    }
+    if (p->rank == root) {
+        size_t total = 0;
+        for (int q = 0; q < p->P; ++q) {
+            if (p->groups.group_of[q] == g) {
+                total += (size_t) p->ranks[q].runs;
+            }
+        }
+        mca_common_sfio_coll_piece_t *all = malloc((total + 1) * sizeof(*all));
+        ompi_request_t **reqs = malloc((size_t) p->P * sizeof(*reqs));
+        int nreq = 0;
+        if (NULL == all || NULL == reqs) {
+            free(all);
+            free(reqs);
+            free(mine);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        size_t at = 0;
+        for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
+            if (p->groups.group_of[q] != g || 0 == p->ranks[q].runs) {
+                continue;
+            }
+            if (q == p->rank) {
+                memcpy(&all[at], mine, (size_t) p->fcount * 2 * sizeof(uint64_t));
+            } else {
+                rc = MCA_PML_CALL(irecv(&all[at], (size_t) p->ranks[q].runs * 2, MPI_UINT64_T, q,
+                                        SFIO_FCOLL_TAG, p->comm, &reqs[nreq++]));
+            }
+            at += (size_t) p->ranks[q].runs;
+        }
+        if (OMPI_SUCCESS == rc && nreq > 0) {
+            rc = ompi_request_wait_all(nreq, reqs, MPI_STATUSES_IGNORE);
+        }
+        if (OMPI_SUCCESS == rc) {
+            mca_common_sfio_coll_cuts(all, at, p->cycle_bytes, ncyc, p->cuts);
+        }
+        nreq = 0;
+        for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
+            if (p->groups.group_of[q] == g && q != p->rank) {
+                rc = MCA_PML_CALL(isend(p->cuts, (size_t) ncyc + 1, MPI_UINT64_T, q,
+                                        SFIO_FCOLL_TAG, MCA_PML_BASE_SEND_STANDARD, p->comm,
+                                        &reqs[nreq++]));
+            }
+        }
+        if (OMPI_SUCCESS == rc && nreq > 0) {
+            rc = ompi_request_wait_all(nreq, reqs, MPI_STATUSES_IGNORE);
+        }
+        free(all);
+        free(reqs);
+    } else {
+        /* The summary counted runs of merged entries; send exactly that many. */
+        if (p->ranks[p->rank].runs > 0) {
+            rc = MCA_PML_CALL(send(mine, (size_t) p->ranks[p->rank].runs * 2, MPI_UINT64_T, root,
+                                   SFIO_FCOLL_TAG, MCA_PML_BASE_SEND_STANDARD, p->comm));
+        }
+        if (OMPI_SUCCESS == rc) {
+            rc = MCA_PML_CALL(recv(p->cuts, (size_t) ncyc + 1, MPI_UINT64_T, root,
+                                   SFIO_FCOLL_TAG, p->comm, MPI_STATUS_IGNORE));
+        }
+    }
+    free(mine);
+    return rc;
+}
+
+/* Splits this rank's file iovec into pieces keyed (aggregator, cycle). */
+static int assign_pieces(plan_t *p)
+{
+    uint64_t spos = 0;
+    int g = p->groups.group_of[p->rank];
+    uint64_t mine = p->ranks[p->rank].bytes;
+    uint64_t gcyc = 1;
+    if (MCA_COMMON_SFIO_COLL_STATIC == p->alg) {
+        gcyc = cycles_for(group_bytes(p, g), p->cycle_bytes);
+    }
+    int c_static = 0;
+    for (int i = 0; i < p->fcount; ++i) {
+        uint64_t off = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
+        uint64_t len = p->fiov[i].iov_len;
+        while (len > 0) {
+            int a, c;
+            uint64_t end;
+            if (MCA_COMMON_SFIO_COLL_TWO_PHASE == p->alg) {
+                a = mca_common_sfio_coll_domain_of(p->bounds, p->naggr, off);
+                uint64_t dlo = p->bounds[a];
+                c = (int) ((off - dlo) / p->cycle_bytes);
+                end = dlo + (uint64_t) (c + 1) * p->cycle_bytes;
+                if (end > p->bounds[a + 1]) {
+                    end = p->bounds[a + 1];
+                }
+                end -= off;     /* bytes left in this (a, c) */
+            } else if (MCA_COMMON_SFIO_COLL_DYNAMIC == p->alg) {
+                a = g;
+                c = mca_common_sfio_coll_cycle_of(p->cuts, p->ncyc, off);
+                end = p->cuts[c + 1] - off;
+            } else {
+                a = g;
+                /* cycle c holds stream bytes [c * mine / gcyc, (c + 1) * mine / gcyc) */
+                while ((uint64_t) c_static + 1 < gcyc &&
+                       (unsigned __int128) spos * gcyc >=
+                       (unsigned __int128) (c_static + 1) * mine) {
+                    c_static++;
+                }
+                c = c_static;
+                uint64_t next = (uint64_t) (((unsigned __int128) (c + 1) * mine + gcyc - 1) / gcyc);
+                end = (uint64_t) c + 1 >= gcyc ? len : (next > spos ? next - spos : 1);
+            }
+            uint64_t take = end < len ? end : len;
+            if (0 == take) {
+                take = len;     /* defensive: never loop forever */
+            }
+            if (0 != add_piece(p, a, c, off, take, spos)) {
+                return OMPI_ERR_OUT_OF_RESOURCE;
+            }
+            off += take;
+            len -= take;
+            spos += take;
+        }
+    }
+    /* Counting sort by key, stable (keeps stream order within a key). */
+    size_t nkeys = (size_t) p->naggr * (size_t) p->ncyc;
+    p->first = calloc(nkeys + 1, sizeof(size_t));
+    piece_t *sorted = malloc((p->npieces ? p->npieces : 1) * sizeof(piece_t));
+    if (NULL == p->first || NULL == sorted) {
+        free(sorted);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t i = 0; i < p->npieces; ++i) {
+        p->first[p->pieces[i].key + 1]++;
+    }
+    for (size_t k = 0; k < nkeys; ++k) {
+        p->first[k + 1] += p->first[k];
+    }
+    size_t *at = malloc((nkeys + 1) * sizeof(size_t));
+    if (NULL == at) {
+        free(sorted);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(at, p->first, (nkeys + 1) * sizeof(size_t));
+    for (size_t i = 0; i < p->npieces; ++i) {
+        sorted[at[p->pieces[i].key]++] = p->pieces[i];
+    }
+    free(at);
+    free(p->pieces);
+    p->pieces = sorted;
+    p->cap = p->npieces;
+    return OMPI_SUCCESS;
+}
+
+/* Tells every aggregator how many pieces and bytes each rank sends it per
+ * cycle (one alltoallv). */
+static int exchange_counts(plan_t *p)
+{
+    int P = p->P, ncyc = p->ncyc, rc;
+    size_t per = (size_t) ncyc * 2;
+    uint64_t *send = calloc((size_t) p->naggr * per + 1, sizeof(uint64_t));
+    int *scount = calloc((size_t) P * 4, sizeof(int));
+    if (NULL == send || NULL == scount) {
+        free(send);
+        free(scount);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int *sdisp = scount + P, *rcount = scount + 2 * P, *rdisp = scount + 3 * P;
+    for (int a = 0; a < p->naggr; ++a) {
+        for (int c = 0; c < ncyc; ++c) {
+            size_t k = (size_t) a * ncyc + c;
+            uint64_t nb = 0;
+            for (size_t i = p->first[k]; i < p->first[k + 1]; ++i) {
+                nb += p->pieces[i].len;
+            }
+            send[a * per + 2 * c] = p->first[k + 1] - p->first[k];
+            send[a * per + 2 * c + 1] = nb;
+        }
+        scount[p->aggr_rank[a]] = (int) per;
+        sdisp[p->aggr_rank[a]] = (int) (a * per);
+    }
+    if (p->my_aggr >= 0) {
+        p->rcnt = calloc((size_t) P * per + 1, sizeof(uint64_t));
+        if (NULL == p->rcnt) {
+            free(send);
+            free(scount);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        for (int q = 0; q < P; ++q) {
+            rcount[q] = (int) per;
+            rdisp[q] = (int) (q * per);
+        }
+    }
+    uint64_t dummy = 0;
+    rc = p->comm->c_coll->coll_alltoallv(send, scount, sdisp, MPI_UINT64_T,
+                                         p->rcnt ? p->rcnt : &dummy, rcount, rdisp,
+                                         MPI_UINT64_T, p->comm,
+                                         p->comm->c_coll->coll_alltoallv_module);
+    free(send);
+    free(scount);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Cycles                                                              */
+
+typedef struct {
+    char *sbuf;             /* outgoing (this rank as a sender) */
+    size_t scap;
+    char *rbuf;             /* incoming (aggregator) */
+    size_t rcap;
+    char *dbuf;             /* read: data coming back to this rank */
+    size_t dcap;
+    ompi_request_t **reqs;  /* sends and receives of this cycle */
+    int nreq;
+    ompi_request_t **areqs; /* aggregator's headers (read) */
+    int nareq;
+    ompi_request_t **dreqs; /* aggregator's data replies (read) */
+    int ndreq;
+} slot_t;
+
+static int grow(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) {
+        return 0;
+    }
+    char *n = realloc(*buf, need);
+    if (NULL == n) {
+        return -ENOMEM;
+    }
+    *buf = n;
+    *cap = need;
+    return 0;
+}
+
+static size_t cnt_np(const plan_t *p, int q, int c)
+{
+    return (size_t) p->rcnt[((size_t) q * p->ncyc + c) * 2];
+}
+
+static size_t cnt_nb(const plan_t *p, int q, int c)
+{
+    return (size_t) p->rcnt[((size_t) q * p->ncyc + c) * 2 + 1];
+}
+
+static int wait_reqs(ompi_request_t **reqs, int *n)
+{
+    int rc = OMPI_SUCCESS;
+    if (*n > 0) {
+        rc = ompi_request_wait_all(*n, reqs, MPI_STATUSES_IGNORE);
+    }
+    *n = 0;
+    return rc;
+}
+
+/* Posts cycle c: senders' messages, aggregator's receives. */
+static int start_cycle(plan_t *p, slot_t *s, int c)
+{
+    int rc = OMPI_SUCCESS;
+    /* Aggregator: receive from every rank with pieces for me in cycle c. */
+    if (p->my_aggr >= 0) {
+        size_t need = 0;
+        for (int q = 0; q < p->P; ++q) {
+            need += cnt_np(p, q, c) * 16 + (p->rw ? 0 : cnt_nb(p, q, c));
+        }
+        if (0 != grow(&s->rbuf, &s->rcap, need ? need : 1)) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        size_t at = 0;
+        for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
+            size_t len = cnt_np(p, q, c) * 16 + (p->rw ? 0 : cnt_nb(p, q, c));
+            if (0 == len) {
+                continue;
+            }
+            rc = MCA_PML_CALL(irecv(s->rbuf + at, len, MPI_BYTE, q, SFIO_FCOLL_TAG, p->comm,
+                                    &s->areqs[s->nareq++]));
+            at += len;
+        }
+    }
+    /* Sender: one message per aggregator with pieces of mine in cycle c. */
+    size_t need = 0, dneed = 0;
+    for (int a = 0; a < p->naggr; ++a) {
+        size_t k = (size_t) a * p->ncyc + c;
+        for (size_t i = p->first[k]; i < p->first[k + 1]; ++i) {
+            need += 16 + (p->rw ? 0 : p->pieces[i].len);
+            dneed += p->pieces[i].len;
+        }
+    }
+    if (0 != grow(&s->sbuf, &s->scap, need ? need : 1) ||
+        (p->rw && 0 != grow(&s->dbuf, &s->dcap, dneed ? dneed : 1))) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    size_t at = 0, dat = 0;
+    for (int a = 0; a < p->naggr && OMPI_SUCCESS == rc; ++a) {
+        size_t k = (size_t) a * p->ncyc + c;
+        size_t n = p->first[k + 1] - p->first[k];
+        if (0 == n) {
+            continue;
+        }
+        char *msg = s->sbuf + at;
+        uint64_t *hdr = (uint64_t *) msg;
+        char *data = msg + 16 * n;
+        uint64_t nb = 0;
+        for (size_t i = 0; i < n; ++i) {
+            const piece_t *x = &p->pieces[p->first[k] + i];
+            hdr[2 * i] = x->off;
+            hdr[2 * i + 1] = x->len;
+            if (!p->rw) {
+                mstream_copy(&p->mem, x->spos, x->len, data + nb, 1);
+            }
+            nb += x->len;
+        }
+        size_t len = 16 * n + (p->rw ? 0 : nb);
+        rc = MCA_PML_CALL(isend(msg, len, MPI_BYTE, p->aggr_rank[a], SFIO_FCOLL_TAG,
+                                MCA_PML_BASE_SEND_STANDARD, p->comm, &s->reqs[s->nreq++]));
+        if (OMPI_SUCCESS == rc && p->rw) {
+            rc = MCA_PML_CALL(irecv(s->dbuf + dat, nb, MPI_BYTE, p->aggr_rank[a],
+                                    SFIO_FCOLL_TAG + 1, p->comm, &s->reqs[s->nreq++]));
+        }
+        at += len;
+        dat += nb;
+    }
+    return rc;
+}
+
+typedef struct {
+    uint64_t off, len;
+    char *data;         /* write: the piece's bytes; read: where they go */
+} apiece_t;
+
+/* The aggregator's side of cycle c once its messages are in: write the
+ * union of the pieces (rank order wins overlaps), or read it and answer. */
+static int aggregate_cycle(plan_t *p, slot_t *s, int c, char **ubuf, size_t *ucap,
+                           apiece_t **ap, size_t *apcap, mca_common_sfio_coll_piece_t **runs,
+                           size_t *runcap)
+{
+    int rc = wait_reqs(s->areqs, &s->nareq);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    size_t n = 0;
+    for (int q = 0; q < p->P; ++q) {
+        n += cnt_np(p, q, c);
+    }
+    if (0 == n) {
+        return OMPI_SUCCESS;
+    }
+    if (n > *apcap) {
+        apiece_t *na = realloc(*ap, n * sizeof(apiece_t));
+        mca_common_sfio_coll_piece_t *nr = realloc(*runs, n * sizeof(*nr));
+        if (NULL != na) {
+            *ap = na;
+        }
+        if (NULL != nr) {
+            *runs = nr;
+        }
+        if (NULL == na || NULL == nr) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        *apcap = *runcap = n;
+    }
+    /* Pieces in rank order; runs = their union. */
+    size_t at = 0, m = 0;
+    for (int q = 0; q < p->P; ++q) {
+        size_t np = cnt_np(p, q, c);
+        if (0 == np) {
+            continue;
+        }
+        const uint64_t *hdr = (const uint64_t *) (s->rbuf + at);
+        char *data = s->rbuf + at + 16 * np;
+        for (size_t i = 0; i < np; ++i) {
+            (*ap)[m].off = hdr[2 * i];
+            (*ap)[m].len = hdr[2 * i + 1];
+            (*ap)[m].data = data;
+            (*runs)[m].off = hdr[2 * i];
+            (*runs)[m].len = hdr[2 * i + 1];
+            if (!p->rw) {
+                data += hdr[2 * i + 1];
+            }
+            ++m;
+        }
+        at += 16 * np + (p->rw ? 0 : cnt_nb(p, q, c));
+    }
+    size_t nruns = mca_common_sfio_coll_union(*runs, m, p->rw ? p->opt->read_max_gap : 0, *runs);
+    /* Buffer positions of the runs. */
+    size_t total = 0;
+    for (size_t r = 0; r < nruns; ++r) {
+        total += (size_t) (*runs)[r].len;
+    }
+    if (0 != grow(ubuf, ucap, total ? total : 1)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    mca_common_ompio_io_array_t *io = malloc(nruns * sizeof(*io));
+    size_t *rpos = malloc((nruns + 1) * sizeof(size_t));
+    if (NULL == io || NULL == rpos) {
+        free(io);
+        free(rpos);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    size_t pos = 0;
+    for (size_t r = 0; r < nruns; ++r) {
+        rpos[r] = pos;
+        io[r].memory_address = *ubuf + pos;
+        io[r].offset = (IOVBASE_TYPE *) (intptr_t) (*runs)[r].off;
+        io[r].length = (size_t) (*runs)[r].len;
+        pos += (size_t) (*runs)[r].len;
+    }
+    ompio_file_t *fh = p->fh;
+    if (!p->rw) {
+        for (size_t i = 0; i < m; ++i) {
+            long r = mca_common_sfio_coll_run_of(*runs, nruns, (*ap)[i].off);
+            memcpy(*ubuf + rpos[r] + ((*ap)[i].off - (*runs)[r].off), (*ap)[i].data,
+                   (size_t) (*ap)[i].len);
+        }
+    } else {
+        memset(*ubuf, 0, total);    /* bytes beyond the end of file read as 0 */
+    }
+    fh->f_io_array = io;
+    fh->f_num_of_io_entries = (int) nruns;
+    /* Not OMPIO_COLLECTIVE_OP for writes: with it, stock fbtl/posix 4.1
+     * does a read-modify-write over the gaps ("write data sieving") whose
+     * buffer is not cleared after a short read past the end of file, so
+     * stale bytes land behind EOF.  The runs are disjoint: nothing to gain. */
+    if (p->rw) {
+        fh->f_flags |= OMPIO_COLLECTIVE_OP;
+    }
+    ssize_t got = p->rw ? fh->f_fbtl->fbtl_preadv(fh) : fh->f_fbtl->fbtl_pwritev(fh);
+    fh->f_flags &= ~OMPIO_COLLECTIVE_OP;
+    fh->f_io_array = NULL;
+    fh->f_num_of_io_entries = 0;
+    free(io);
+    if (got < 0) {
+        mca_common_sfio_show_help("io-error", true, "fcoll/adaptive", p->rw ? "read" : "write",
+                                  fh->f_filename ? fh->f_filename : "", "fbtl call failed");
+        rc = MPI_ERR_IO;
+    }
+    if (p->rw && OMPI_SUCCESS == rc) {
+        /* Answer each rank with its pieces' bytes, in its order. */
+        if (0 != grow(&s->rbuf, &s->rcap, at + (size_t) total)) {
+            free(rpos);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        /* rbuf holds only headers for reads; replies go after them. */
+        char *out = s->rbuf + at;
+        size_t i = 0;
+        for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
+            size_t np = cnt_np(p, q, c);
+            if (0 == np) {
+                continue;
+            }
+            char *start = out;
+            for (size_t j = 0; j < np; ++j, ++i) {
+                long r = mca_common_sfio_coll_run_of(*runs, nruns, (*ap)[i].off);
+                memcpy(out, *ubuf + rpos[r] + ((*ap)[i].off - (*runs)[r].off),
+                       (size_t) (*ap)[i].len);
+                out += (*ap)[i].len;
+            }
+            rc = MCA_PML_CALL(isend(start, (size_t) (out - start), MPI_BYTE, q,
+                                    SFIO_FCOLL_TAG + 1, MCA_PML_BASE_SEND_STANDARD, p->comm,
+                                    &s->dreqs[s->ndreq++]));
+        }
+    }
+    free(rpos);
+    return rc;
+}
+
+/* Read, this rank as a sender: scatter cycle c's replies into memory. */
+static void scatter_cycle(plan_t *p, slot_t *s, int c)
+{
+    size_t dat = 0;
+    for (int a = 0; a < p->naggr; ++a) {
+        size_t k = (size_t) a * p->ncyc + c;
+        for (size_t i = p->first[k]; i < p->first[k + 1]; ++i) {
+            mstream_copy(&p->mem, p->pieces[i].spos, p->pieces[i].len, s->dbuf + dat, 0);
+            dat += p->pieces[i].len;
+        }
+    }
+}
+
+static int run_cycles(plan_t *p)
+{
+    slot_t slot[2];
+    int rc = OMPI_SUCCESS, rc2;
+    char *ubuf = NULL;
+    size_t ucap = 0, apcap = 0, runcap = 0;
+    apiece_t *ap = NULL;
+    mca_common_sfio_coll_piece_t *runs = NULL;
+    memset(slot, 0, sizeof(slot));
+    for (int i = 0; i < 2; ++i) {
+        slot[i].reqs = malloc((size_t) (2 * p->naggr + 1) * sizeof(ompi_request_t *));
+        slot[i].areqs = malloc((size_t) (p->P + 1) * sizeof(ompi_request_t *));
+        slot[i].dreqs = malloc((size_t) (p->P + 1) * sizeof(ompi_request_t *));
+        if (!slot[i].reqs || !slot[i].areqs || !slot[i].dreqs) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    if (OMPI_SUCCESS == rc && p->ncyc > 0) {
+        rc = start_cycle(p, &slot[0], 0);
+    }
+    for (int c = 0; c < p->ncyc && OMPI_SUCCESS == rc; ++c) {
+        slot_t *s = &slot[c % 2], *t = &slot[(c + 1) % 2];
+        if (c + 1 < p->ncyc) {
+            /* The next cycle's exchange overlaps this cycle's file I/O;
+             * its slot's previous traffic (cycle c - 1) is complete. */
+            rc = wait_reqs(t->dreqs, &t->ndreq);
+            if (OMPI_SUCCESS == rc) {
+                rc = start_cycle(p, t, c + 1);
+            }
+            if (OMPI_SUCCESS != rc) {
+                break;
+            }
+        }
+        if (p->my_aggr >= 0) {
+            rc = aggregate_cycle(p, s, c, &ubuf, &ucap, &ap, &apcap, &runs, &runcap);
+        }
+        rc2 = wait_reqs(s->reqs, &s->nreq);
+        if (OMPI_SUCCESS == rc) {
+            rc = rc2;
+        }
+        if (OMPI_SUCCESS == rc && p->rw) {
+            scatter_cycle(p, s, c);
+        }
+    }
+    for (int i = 0; i < 2; ++i) {
+        /* On error, outstanding requests are completed before buffers go. */
+        (void) wait_reqs(slot[i].areqs, &slot[i].nareq);
+        (void) wait_reqs(slot[i].reqs, &slot[i].nreq);
+        (void) wait_reqs(slot[i].dreqs, &slot[i].ndreq);
+        free(slot[i].sbuf);
+        free(slot[i].rbuf);
+        free(slot[i].dbuf);
+        free(slot[i].reqs);
+        free(slot[i].areqs);
+        free(slot[i].dreqs);
+    }
+    free(ubuf);
+    free(ap);
+    free(runs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* individual                                                          */
+
+static int run_individual(plan_t *p)
+{
+    ompio_file_t *fh = p->fh;
+    size_t n = 0, cap = (size_t) p->fcount + p->mem.n + 1;
+    mca_common_ompio_io_array_t *io = malloc(cap * sizeof(*io));
+    if (NULL == io) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* Pair the memory and file iovecs. */
+    uint32_t mi = 0;
+    uint64_t min = 0;
+    for (int i = 0; i < p->fcount; ++i) {
+        uint64_t off = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
+        uint64_t len = p->fiov[i].iov_len;
+        while (len > 0 && mi < p->mem.n) {
+            uint64_t avail = p->mem.iov[mi].iov_len - min;
+            uint64_t take = avail < len ? avail : len;
+            if (take > 0) {
+                io[n].memory_address = (char *) p->mem.iov[mi].iov_base + min;
+                io[n].offset = (IOVBASE_TYPE *) (intptr_t) off;
+                io[n].length = (size_t) take;
+                ++n;
+            }
+            off += take;
+            len -= take;
+            min += take;
+            if (min == p->mem.iov[mi].iov_len) {
+                ++mi;
+                min = 0;
+            }
+        }
+    }
+    int rc = OMPI_SUCCESS;
+    if (n > 0) {
+        fh->f_io_array = io;
+        fh->f_num_of_io_entries = (int) n;
+        ssize_t got = p->rw ? fh->f_fbtl->fbtl_preadv(fh) : fh->f_fbtl->fbtl_pwritev(fh);
+        fh->f_io_array = NULL;
+        fh->f_num_of_io_entries = 0;
+        if (got < 0) {
+            rc = (int) got;
+        }
+    }
+    free(io);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* One collective call                                                 */
+
+static int info_int(ompio_file_t *fh, const char *key)
+{
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    if (NULL == fh->f_info) {
+        return -1;
+    }
+    if (OPAL_SUCCESS != opal_info_get(fh->f_info, key, MPI_MAX_INFO_VAL, val, &flag) || !flag) {
+        return -1;
+    }
+    return atoi(val);
+}
+
+static int cart_rows(ompi_communicator_t *comm)
+{
+    int status = MPI_UNDEFINED, ndims = 0;
+    if (MPI_SUCCESS != MPI_Topo_test(comm, &status) || MPI_CART != status ||
+        MPI_SUCCESS != MPI_Cartdim_get(comm, &ndims) || ndims < 2 || ndims > 16) {
+        return 0;
+    }
+    int dims[16], periods[16], coords[16];
+    if (MPI_SUCCESS != MPI_Cart_get(comm, ndims, dims, periods, coords)) {
+        return 0;
+    }
+    return dims[0];
+}
+
+static int make_plan(plan_t *p)
+{
+    const mca_common_sfio_fcoll_options_t *opt = p->opt;
+    ompio_file_t *fh = p->fh;
+    int P = p->P;
+
+    mca_common_sfio_coll_summarize(p->ranks, P, &p->sum);
+    uint64_t ss = opt->stripe_size ? opt->stripe_size
+                : (fh->f_stripe_size > 0 ? (uint64_t) fh->f_stripe_size : 65536);
+    uint64_t k = opt->k ? opt->k : 1;
+
+    int alg = opt->algorithm;
+    if (MCA_COMMON_SFIO_COLL_AUTO == alg) {
+        mca_common_sfio_coll_inputs_t in = { p->sum.c, k, ss, p->sum.gap };
+        alg = mca_common_sfio_coll_decide(&in, mca_common_sfio_coll_default_rules,
+                                          mca_common_sfio_coll_default_nrules,
+                                          MCA_COMMON_SFIO_COLL_TWO_PHASE);
+    }
+    /* Atomic mode without the suite's fcoll proxy: only disjoint domains
+     * with the rank-order rule give one serial order for every fbtl. */
+    if (fh->f_atomicity && !p->rw) {
+        alg = MCA_COMMON_SFIO_COLL_TWO_PHASE;
+    }
+    p->alg = alg;
+    if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == alg) {
+        p->naggr = 0;
+        p->ncyc = 0;
+        return OMPI_SUCCESS;
+    }
+
+    if (0 != mca_common_sfio_coll_groups_init(&p->groups, P)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int forced = info_int(fh, "cb_nodes");
+    if (forced <= 0) {
+        forced = opt->num_aggregators;
+    }
+    if (forced > 0) {
+        mca_common_sfio_coll_groups_even(forced, &p->groups);
+    } else {
+        mca_common_sfio_coll_groups_initial(p->ranks, cart_rows(p->comm), &p->groups);
+        mca_common_sfio_coll_groups_refine(p->ranks, k, &p->groups);
+        mca_common_sfio_coll_groups_cap(opt->max_aggregators, &p->groups);
+    }
+    p->naggr = p->groups.ngroups;
+    p->aggr_rank = malloc((size_t) p->naggr * sizeof(int));
+    if (NULL == p->aggr_rank) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    uint64_t cb = opt->cycle_bytes;
+    if (0 == cb) {
+        cb = fh->f_bytes_per_agg > 0 ? (uint64_t) fh->f_bytes_per_agg / 2 : (16u << 20);
+    }
+    p->cycle_bytes = cb < 1 ? 1 : cb;
+
+    uint64_t ncyc = 0;
+    if (MCA_COMMON_SFIO_COLL_TWO_PHASE == alg) {
+        mca_common_sfio_coll_spread(P, p->naggr, p->aggr_rank);
+        p->bounds = malloc(((size_t) p->naggr + 1) * sizeof(uint64_t));
+        if (NULL == p->bounds) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        mca_common_sfio_coll_domains(p->sum.lo, p->sum.hi, p->naggr, ss, p->bounds);
+        for (int a = 0; a < p->naggr; ++a) {
+            uint64_t n = (p->bounds[a + 1] - p->bounds[a] + p->cycle_bytes - 1) / p->cycle_bytes;
+            ncyc = n > ncyc ? n : ncyc;
+        }
+    } else {
+        memcpy(p->aggr_rank, p->groups.aggr, (size_t) p->naggr * sizeof(int));
+        for (int g = 0; g < p->naggr; ++g) {
+            uint64_t n = cycles_for(group_bytes(p, g), p->cycle_bytes);
+            ncyc = n > ncyc ? n : ncyc;
+        }
+    }
+    if (ncyc > (1u << 24) || (uint64_t) p->naggr * ncyc > (1u << 30)) {
+        if (0 == p->rank) {         /* the same on every rank: one message */
+            mca_common_sfio_show_help("fcoll-cycles", true, fh->f_filename ? fh->f_filename : "",
+                                      (unsigned long long) ncyc,
+                                      (unsigned long long) p->cycle_bytes);
+        }
+        return MPI_ERR_NO_MEM;
+    }
+    p->ncyc = (int) ncyc;
+    p->my_aggr = -1;
+    for (int a = 0; a < p->naggr; ++a) {
+        if (p->aggr_rank[a] == p->rank) {
+            p->my_aggr = a;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+static void plan_free(plan_t *p)
+{
+    free(p->mem.prefix);
+    free(p->fiov);
+    free(p->ranks);
+    free(p->aggr_rank);
+    free(p->bounds);
+    free(p->cuts);
+    free(p->pieces);
+    free(p->first);
+    free(p->rcnt);
+    mca_common_sfio_coll_groups_free(&p->groups);
+}
+
+static int collective(ompio_file_t *fh, const void *cbuf, int count,
+                      struct ompi_datatype_t *datatype, ompi_status_public_t *status, int rw,
+                      const mca_common_sfio_fcoll_options_t *opt)
+{
+    plan_t p;
+    struct iovec *miov = NULL;
+    uint32_t mcount = 0;
+    int rc, lrc;
+    memset(&p, 0, sizeof(p));
+    p.fh = fh;
+    p.comm = fh->f_comm;
+    p.rank = ompi_comm_rank(fh->f_comm);
+    p.P = ompi_comm_size(fh->f_comm);
+    p.rw = rw;
+    p.opt = opt;
+    p.my_aggr = -1;
+
+    /* 1. This rank's memory and file pieces. */
+    lrc = mca_common_ompio_decode_datatype(fh, datatype, count, cbuf, &p.max_data,
+                                           fh->f_mem_convertor, &miov, &mcount);
+    if (OMPI_SUCCESS == lrc && 0 != mstream_init(&p.mem, miov, mcount)) {
+        lrc = OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (OMPI_SUCCESS == lrc) {
+        lrc = fh->f_generate_current_file_view(fh, p.max_data, &p.fiov, &p.fcount);
+    }
+    /* Merge file-contiguous entries (what c counts). */
+    mca_common_sfio_coll_rank_t me = { UINT64_MAX, 0, 0, 0 };
+    if (OMPI_SUCCESS == lrc) {
+        int m = 0;
+        for (int i = 0; i < p.fcount; ++i) {
+            if (0 == p.fiov[i].iov_len) {
+                continue;
+            }
+            if (m > 0 && (char *) p.fiov[m - 1].iov_base + p.fiov[m - 1].iov_len ==
+                         (char *) p.fiov[i].iov_base) {
+                p.fiov[m - 1].iov_len += p.fiov[i].iov_len;
+            } else {
+                p.fiov[m++] = p.fiov[i];
+            }
+        }
+        p.fcount = m;
+        for (int i = 0; i < m; ++i) {
+            uint64_t lo = (uint64_t) (uintptr_t) p.fiov[i].iov_base;
+            me.lo = lo < me.lo ? lo : me.lo;
+            me.hi = lo + p.fiov[i].iov_len > me.hi ? lo + p.fiov[i].iov_len : me.hi;
+            me.bytes += p.fiov[i].iov_len;
+        }
+        me.runs = (uint64_t) m;
+    }
+    if (0 == me.bytes) {
+        me.lo = me.hi = 0;
+    }
+
+    /* 2. Everyone's summary; any rank's failure is everyone's. */
+    uint64_t mine[5] = { me.lo, me.hi, me.bytes, me.runs, OMPI_SUCCESS == lrc ? 0 : 1 };
+    uint64_t *all = malloc((size_t) p.P * 5 * sizeof(uint64_t));
+    p.ranks = malloc((size_t) p.P * sizeof(*p.ranks));
+    if (NULL == all || NULL == p.ranks) {
+        /* Must still take part in the allgather: use a stack dummy. */
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+        free(all);
+        free(p.ranks);
+        p.ranks = NULL;
+        all = NULL;
+    }
+    uint64_t *recv = all;
+    uint64_t *tmp = NULL;
+    if (NULL == recv) {
+        tmp = calloc((size_t) p.P * 5, sizeof(uint64_t));
+        recv = tmp;
+    }
+    rc = fh->f_comm->c_coll->coll_allgather(mine, 5, MPI_UINT64_T, recv, 5, MPI_UINT64_T,
+                                            fh->f_comm, fh->f_comm->c_coll->coll_allgather_module);
+    int failed = (NULL == all);
+    for (int q = 0; OMPI_SUCCESS == rc && NULL != recv && q < p.P; ++q) {
+        failed |= 0 != recv[5 * q + 4];
+        if (NULL != p.ranks) {
+            p.ranks[q].lo = recv[5 * q];
+            p.ranks[q].hi = recv[5 * q + 1];
+            p.ranks[q].bytes = recv[5 * q + 2];
+            p.ranks[q].runs = recv[5 * q + 3];
+        }
+    }
+    free(all);
+    free(tmp);
+    if (OMPI_SUCCESS == rc && failed) {
+        rc = OMPI_SUCCESS != lrc ? lrc : OMPI_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    if (OMPI_SUCCESS != rc) {
+        goto out;
+    }
+
+    /* 3. Plan (the same on every rank). */
+    rc = make_plan(&p);
+    mca_common_sfio_fcoll_last.algorithm = p.alg;
+    mca_common_sfio_fcoll_last.naggr = p.naggr;
+    mca_common_sfio_fcoll_last.ncycles = p.ncyc;
+    mca_common_sfio_fcoll_last.c = p.sum.c;
+    mca_common_sfio_fcoll_last.gap = p.sum.gap;
+    if (0 == p.rank) {
+        opal_output_verbose(1, opt->output,
+                            "fcoll:adaptive: %s %s: np=%d bytes=%llu c=%llu gap=%d "
+                            "aggregators=%d cycles=%d cycle_bytes=%llu",
+                            rw ? "read_all" : "write_all",
+                            mca_common_sfio_coll_algs[p.alg].name, p.P,
+                            (unsigned long long) p.sum.bytes, (unsigned long long) p.sum.c,
+                            (int) p.sum.gap, p.naggr, p.ncyc,
+                            (unsigned long long) p.cycle_bytes);
+    }
+    if (OMPI_SUCCESS != rc || 0 == p.sum.bytes) {
+        goto out;   /* the plan is identical everywhere: so is the failure */
+    }
+
+    if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == p.alg) {
+        /* Each rank's own access: its errors are its own (as with stock
+         * fcoll/individual), so no closing agreement, no extra sync. */
+        rc = run_individual(&p);
+        goto out;
+    } else {
+        /* 4. Pieces and counts; 5. cycles. */
+        rc = OMPI_SUCCESS;
+        if (MCA_COMMON_SFIO_COLL_DYNAMIC == p.alg) {
+            rc = dynamic_cuts(&p);
+        }
+        lrc = OMPI_SUCCESS == rc ? assign_pieces(&p) : rc;
+        /* The count exchange is collective: go through it even after a
+         * local failure (sending nothing), then agree below. */
+        if (OMPI_SUCCESS != lrc) {
+            free(p.first);
+            p.first = calloc((size_t) p.naggr * p.ncyc + 1, sizeof(size_t));
+            p.npieces = 0;
+            if (NULL == p.first) {
+                goto out;   /* cannot even say so; mirrors stock behaviour */
+            }
+        }
+        rc = exchange_counts(&p);
+        if (OMPI_SUCCESS == rc) {
+            int bad = OMPI_SUCCESS != lrc, anybad = 0;
+            rc = fh->f_comm->c_coll->coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX,
+                                                    fh->f_comm,
+                                                    fh->f_comm->c_coll->coll_allreduce_module);
+            if (OMPI_SUCCESS == rc && anybad) {
+                rc = OMPI_SUCCESS != lrc ? lrc : OMPI_ERR_OUT_OF_RESOURCE;
+                goto out;
+            }
+        }
+        if (OMPI_SUCCESS == rc) {
+            lrc = run_cycles(&p);
+        }
+    }
+    if (OMPI_SUCCESS == rc) {
+        /* One error for all: an aggregator's I/O error is everyone's. */
+        int bad = OMPI_SUCCESS == lrc ? 0 : (lrc < 0 ? -lrc : lrc), worst = 0;
+        rc = fh->f_comm->c_coll->coll_allreduce(&bad, &worst, 1, MPI_INT, MPI_MAX, fh->f_comm,
+                                                fh->f_comm->c_coll->coll_allreduce_module);
+        if (OMPI_SUCCESS == rc && worst) {
+            rc = OMPI_SUCCESS != lrc ? lrc : MPI_ERR_IO;
+        }
+    }
+out:
+    if (MPI_STATUS_IGNORE != status) {
+        status->_ucount = OMPI_SUCCESS == rc ? p.max_data : 0;
+    }
+    free(miov);
+    plan_free(&p);
+    return rc;
+}
+
+int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count,
+                                    struct ompi_datatype_t *datatype,
+                                    ompi_status_public_t *status,
+                                    const mca_common_sfio_fcoll_options_t *opt)
+{
+    if (fh->f_amode & MPI_MODE_RDONLY) {
+        return MPI_ERR_READ_ONLY;   /* every rank alike, before any traffic */
+    }
+    return collective(fh, buf, count, datatype, status, 0, opt);
+}
+
+int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
+                                   struct ompi_datatype_t *datatype,
+                                   ompi_status_public_t *status,
+                                   const mca_common_sfio_fcoll_options_t *opt)
+{
+    return collective(fh, buf, count, datatype, status, 1, opt);
+}
+
+static int complete_request(int rc, ompi_status_public_t *st, ompi_request_t **request)
+{
+    mca_ompio_request_t *req = NULL;
+    mca_common_ompio_request_alloc(&req, MCA_OMPIO_REQUEST_WRITE);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->req_ompi.req_status.MPI_ERROR = rc;
+    req->req_ompi.req_status._ucount = st->_ucount;
+    ompi_request_complete(&req->req_ompi, false);
+    *request = &req->req_ompi;
+    return OMPI_SUCCESS;
+}
+
+int mca_common_sfio_fcoll_iwrite_all(ompio_file_t *fh, const void *buf, int count,
+                                     struct ompi_datatype_t *datatype, ompi_request_t **request,
+                                     const mca_common_sfio_fcoll_options_t *opt)
+{
+    ompi_status_public_t st;
+    memset(&st, 0, sizeof(st));
+    int rc = mca_common_sfio_fcoll_write_all(fh, buf, count, datatype, &st, opt);
+    if (MPI_ERR_READ_ONLY == rc) {
+        return rc;
+    }
+    return complete_request(rc, &st, request);
+}
+
+int mca_common_sfio_fcoll_iread_all(ompio_file_t *fh, void *buf, int count,
+                                    struct ompi_datatype_t *datatype, ompi_request_t **request,
+                                    const mca_common_sfio_fcoll_options_t *opt)
+{
+    ompi_status_public_t st;
+    memset(&st, 0, sizeof(st));
+    int rc = mca_common_sfio_fcoll_read_all(fh, buf, count, datatype, &st, opt);
+    return complete_request(rc, &st, request);
+}

@@ -1,0 +1,71 @@
+/*
+ * sfio_fcoll: the collective I/O engine of fcoll/adaptive (seed 003).
+ * One exchange engine serves every aggregating algorithm; they differ only
+ * in how a rank's file pieces are assigned to (aggregator, cycle):
+ *
+ *   two_phase   aggregator = contiguous file domain of the offset,
+ *               cycle = cycle_bytes-long slice of the domain;
+ *   dynamic     aggregator = the rank's group's, cycle = cut of the
+ *               group's data sorted by offset into cycle_bytes portions;
+ *   static      aggregator = the rank's group's, cycle = a fixed share
+ *               (its bytes / group cycles) of the rank's stream.
+ *
+ * individual passes each rank's own access to the fbtl as one call.
+ * The planning (decision, groups, domains, cuts, unions) is the pure
+ * module sfio_collplan; this file holds the MPI and fbtl effects.
+ */
+#ifndef MCA_COMMON_SFIO_FCOLL_H
+#define MCA_COMMON_SFIO_FCOLL_H
+
+#include "ompi_config.h"
+#include "ompi/mca/common/ompio/common_ompio.h"
+
+#include "sfio_collplan.h"
+
+BEGIN_C_DECLS
+
+typedef struct mca_common_sfio_fcoll_options_t {
+    int algorithm;          /* mca_common_sfio_coll_alg_t; AUTO: decide */
+    int num_aggregators;    /* > 0: forced count (cb_nodes overrides too) */
+    int max_aggregators;    /* > 0: cap of the automatic count */
+    uint64_t k;             /* saturation size of one process (bytes) */
+    uint64_t stripe_size;   /* 0: fh->f_stripe_size, else 64 KiB */
+    uint64_t read_max_gap;  /* aggregators' reads bridge holes up to this */
+    uint64_t cycle_bytes;   /* 0: fh->f_bytes_per_agg (cb_buffer_size) / 2 */
+    int output;             /* verbose stream */
+} mca_common_sfio_fcoll_options_t;
+
+/* What the last call on this process decided (for tests and benchmarks). */
+typedef struct mca_common_sfio_fcoll_last_t {
+    int algorithm;
+    int naggr;
+    int ncycles;
+    uint64_t c;
+    bool gap;
+} mca_common_sfio_fcoll_last_t;
+extern mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
+
+int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count,
+                                    struct ompi_datatype_t *datatype,
+                                    ompi_status_public_t *status,
+                                    const mca_common_sfio_fcoll_options_t *opt);
+int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
+                                   struct ompi_datatype_t *datatype,
+                                   ompi_status_public_t *status,
+                                   const mca_common_sfio_fcoll_options_t *opt);
+/* Non-blocking variants: the transfer completes inside the call (eagerly)
+ * and the request is returned complete. */
+int mca_common_sfio_fcoll_iwrite_all(ompio_file_t *fh, const void *buf, int count,
+                                     struct ompi_datatype_t *datatype, ompi_request_t **request,
+                                     const mca_common_sfio_fcoll_options_t *opt);
+int mca_common_sfio_fcoll_iread_all(ompio_file_t *fh, void *buf, int count,
+                                    struct ompi_datatype_t *datatype, ompi_request_t **request,
+                                    const mca_common_sfio_fcoll_options_t *opt);
+
+/* Registers the enum MCA parameter "algorithm" of component c over the
+ * catalogue (mca_common_sfio_coll_algs). */
+int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int *storage);
+
+END_C_DECLS
+
+#endif

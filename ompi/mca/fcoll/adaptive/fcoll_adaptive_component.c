@@ -1,0 +1,142 @@
+/*
+ * fcoll/adaptive component: parameters, open/close, selection.
+ */
+#include "ompi_config.h"
+
+#include "opal/util/output.h"
+#include "ompi/mca/fcoll/fcoll.h"
+
+#include "fcoll_adaptive.h"
+#include "sfio_component.h"
+
+int mca_fcoll_adaptive_priority = 110;  /* stock: 10, raised by their file_query to 50 (vulcan, any non-Lustre file) and 100 (individual at np <= 2) */
+int mca_fcoll_adaptive_output = -1;
+mca_common_sfio_fcoll_options_t mca_fcoll_adaptive_options;
+
+static int adaptive_verbose = 0;
+static int adaptive_algorithm = MCA_COMMON_SFIO_COLL_AUTO;
+static int adaptive_num_aggregators = 0;
+static int adaptive_max_aggregators = 0;
+static size_t adaptive_k = 256 * 1024;
+static size_t adaptive_stripe_size = 0;
+static size_t adaptive_read_max_gap = 4096;
+static size_t adaptive_cycle_bytes = 0;
+
+static void options_from_params(void)
+{
+    mca_common_sfio_fcoll_options_t o = {
+        .algorithm = adaptive_algorithm,
+        .num_aggregators = adaptive_num_aggregators,
+        .max_aggregators = adaptive_max_aggregators,
+        .k = adaptive_k,
+        .stripe_size = adaptive_stripe_size,
+        .read_max_gap = adaptive_read_max_gap,
+        .cycle_bytes = adaptive_cycle_bytes,
+        .output = mca_fcoll_adaptive_output,
+    };
+    mca_fcoll_adaptive_options = o;
+}
+
+static int adaptive_register(void)
+{
+    const mca_base_component_t *c = &mca_fcoll_adaptive_component.fcollm_version;
+    mca_fcoll_adaptive_priority = 110;
+    (void) mca_base_component_var_register(c, "priority",
+        "Priority of the fcoll adaptive component (stock fcolls raise theirs to at most 100 per file: vulcan 50, individual 100 at np <= 2; the highest wins)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fcoll_adaptive_priority);
+    adaptive_verbose = 0;
+    (void) mca_base_component_var_register(c, "verbose",
+        "Verbosity of the fcoll adaptive component (0: silent, 1: rank 0 prints each "
+        "collective call's algorithm, aggregator count and cycles)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+        &adaptive_verbose);
+    (void) mca_common_sfio_fcoll_algorithm_register(c, &adaptive_algorithm);
+    adaptive_num_aggregators = 0;
+    (void) mca_base_component_var_register(c, "num_aggregators",
+        "Number of aggregators; 0 (default): automatic (seed 003: groups from the view or a "
+        "Cartesian communicator, merged below k and split above k bytes).  The cb_nodes "
+        "hint takes precedence over both",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_num_aggregators);
+    adaptive_max_aggregators = 0;
+    (void) mca_base_component_var_register(c, "max_aggregators",
+        "Upper bound of the automatic aggregator count; 0 (default): none.  For file "
+        "systems whose aggregate bandwidth stops growing beyond a few concurrent writers "
+        "(e.g. a node's page cache); sfio-calibrate-k --writers N measures it",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_max_aggregators);
+    adaptive_k = 256 * 1024;
+    (void) mca_base_component_var_register(c, "k",
+        "Smallest write size (bytes) that saturates one process's bandwidth (seed 003's k): "
+        "chunks above it are written individually, groups holding more than k bytes per "
+        "call get more aggregators.  Measure it with sfio-calibrate-k",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_k);
+    adaptive_stripe_size = 0;
+    (void) mca_base_component_var_register(c, "stripe_size",
+        "Stripe size (bytes) of the file system (seed 003's ss); 0 (default): the fs "
+        "component's value, else 65536.  Two-phase file domains are aligned to it",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_stripe_size);
+    adaptive_read_max_gap = 4096;
+    (void) mca_base_component_var_register(c, "read_max_gap",
+        "Aggregators' reads bridge holes up to this many bytes (data sieving)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_read_max_gap);
+    adaptive_cycle_bytes = 0;
+    (void) mca_base_component_var_register(c, "cycle_bytes",
+        "Bytes an aggregator moves per cycle; 0 (default): half of the cb_buffer_size hint "
+        "or io_ompio_bytes_per_agg (two cycles are in flight: double buffering)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_cycle_bytes);
+    options_from_params();
+    return OMPI_SUCCESS;
+}
+
+static int adaptive_open(void)
+{
+    int rc = mca_common_sfio_component_check_series("fcoll", "adaptive");
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_fcoll_adaptive_output = mca_common_sfio_component_output_open("fcoll:adaptive",
+                                                                      adaptive_verbose);
+    options_from_params();
+    return OMPI_SUCCESS;
+}
+
+static int adaptive_close(void)
+{
+    mca_common_sfio_component_output_close(mca_fcoll_adaptive_output);
+    mca_fcoll_adaptive_output = -1;
+    return OMPI_SUCCESS;
+}
+
+static int adaptive_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    return OMPI_SUCCESS;
+}
+
+static int adaptive_file_unquery(ompio_file_t *fh)
+{
+    return OMPI_SUCCESS;
+}
+
+mca_fcoll_base_component_2_0_0_t mca_fcoll_adaptive_component = {
+    .fcollm_version = {
+        MCA_FCOLL_BASE_VERSION_2_0_0,
+        .mca_component_name = "adaptive",
+        MCA_BASE_MAKE_VERSION(component, SFIO_VERSION_MAJOR, SFIO_VERSION_MINOR,
+                              SFIO_VERSION_RELEASE),
+        .mca_open_component = adaptive_open,
+        .mca_close_component = adaptive_close,
+        .mca_register_component_params = adaptive_register,
+    },
+    .fcollm_data = {
+        MCA_BASE_METADATA_PARAM_CHECKPOINT
+    },
+    .fcollm_init_query = adaptive_init_query,
+    .fcollm_file_query = mca_fcoll_adaptive_component_file_query,
+    .fcollm_file_unquery = adaptive_file_unquery,
+};
