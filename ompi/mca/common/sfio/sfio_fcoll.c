@@ -651,8 +651,14 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c, char **ubuf, size_t *uca
         rc = MPI_ERR_IO;
     }
     if (p->rw && OMPI_SUCCESS == rc) {
-        /* Answer each rank with its pieces' bytes, in its order. */
-        if (0 != grow(&s->rbuf, &s->rcap, at + (size_t) total)) {
+        /* Answer each rank with its pieces' bytes, in its order.  Ranks'
+         * pieces may overlap (several readers of one byte), so the replies
+         * can be longer than the union that was read. */
+        size_t replies = 0;
+        for (size_t k = 0; k < m; ++k) {
+            replies += (size_t) (*ap)[k].len;
+        }
+        if (0 != grow(&s->rbuf, &s->rcap, at + replies)) {
             free(rpos);
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
