@@ -21,8 +21,13 @@
 #define SLOT_POINTER 0
 #define NSLOTS 1
 
+/* Largest access the direct path takes (bigger ones go through OMPIO's
+ * cycles, where the per-call overhead no longer matters). */
+#define DIRECT_MAX ((int64_t) 4 << 20)
+
 typedef struct sfp_file_t {
     mca_common_sfio_coord_t *coord;
+    bool direct;   /* options->direct */
 } sfp_file_t;
 
 static sfp_file_t *sfp_of(const ompio_file_t *fh)
@@ -83,6 +88,7 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
         return sfp_error(rc);
     }
     f->coord = coord;
+    f->direct = options->direct;
     sh->global_offset = 0;
     sh->selected_module_data = f;
     fh->f_sharedfp_data = sh;
@@ -200,8 +206,10 @@ static int access_bytes(ompio_file_t *fh, int count, struct ompi_datatype_t *dat
     return mca_common_sfio_sfp_access_bytes(count, tsize, fh->f_etype_size, bytes_p);
 }
 
-/* Takes the bytes of an independent access: its etype offset. */
-static int take(ompio_file_t *fh, int count, struct ompi_datatype_t *datatype, int64_t *etypes_p)
+/* Takes the bytes of an independent access: its etype offset, and the
+ * view bytes of the pointer and of the access (for the direct path). */
+static int take(ompio_file_t *fh, int count, struct ompi_datatype_t *datatype, int64_t *etypes_p,
+                int64_t *pos_p, int64_t *bytes_p)
 {
     sfp_file_t *f = sfp_of(fh);
     int64_t bytes = 0, old = 0;
@@ -215,32 +223,108 @@ static int take(ompio_file_t *fh, int count, struct ompi_datatype_t *datatype, i
     if (0 == rc) {
         rc = mca_common_sfio_sfp_to_etypes(old, fh->f_etype_size, etypes_p);
     }
+    *pos_p = old;
+    *bytes_p = bytes;
     return sfp_error(rc);
+}
+
+/*
+ * The direct path of small blocking accesses: when the buffer is
+ * contiguous, the view is contiguous (one block filling the filetype's
+ * extent) and the data representation native, OMPIO's explicit-offset
+ * call would build exactly one I/O entry [disp + pos, + bytes) and call the
+ * fbtl once; do that without its per-call set-up (pointer save/restore,
+ * datatype decoding, io-array allocation).  The fbtl is whatever OMPIO
+ * selected (fbtl/versioned keeps its atomic mode: one MPI call is one fbtl
+ * call).  Returns false when the access must take the general path.
+ */
+static bool direct_ok(const ompio_file_t *fh, int count, struct ompi_datatype_t *datatype,
+                      int64_t bytes, ptrdiff_t *lb_p)
+{
+#if OPAL_CUDA_SUPPORT
+    return false;   /* device buffers need OMPIO's staging */
+#endif
+    const sfp_file_t *f = sfp_of(fh);
+    if (NULL == f || !f->direct || bytes <= 0 || bytes > DIRECT_MAX ||
+        !(fh->f_flags & OMPIO_DATAREP_NATIVE) || NULL == fh->f_fbtl ||
+        1 != fh->f_iov_count || NULL == fh->f_decoded_iov ||
+        0 != (intptr_t) fh->f_decoded_iov[0].iov_base ||
+        (ptrdiff_t) fh->f_decoded_iov[0].iov_len != fh->f_view_extent ||
+        !ompi_datatype_is_contiguous_memory_layout(datatype, count)) {
+        return false;
+    }
+    ptrdiff_t true_lb = 0, true_extent = 0;
+    ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
+    *lb_p = true_lb;
+    return true;
+}
+
+static int direct_io(ompio_file_t *fh, bool write, const void *buf, ptrdiff_t lb, int64_t pos,
+                     int64_t bytes, ompi_status_public_t *status)
+{
+    mca_common_ompio_io_array_t io = {
+        .memory_address = (char *) buf + lb,
+        .offset = (void *) (intptr_t) (fh->f_disp + pos),
+        .length = (size_t) bytes,
+    };
+    fh->f_io_array = &io;
+    fh->f_num_of_io_entries = 1;
+    ssize_t done = write ? fh->f_fbtl->fbtl_pwritev(fh) : fh->f_fbtl->fbtl_preadv(fh);
+    fh->f_io_array = NULL;
+    fh->f_num_of_io_entries = 0;
+    if (done < 0) {
+        return MPI_ERR_IO;
+    }
+    if (MPI_STATUS_IGNORE != status) {
+        status->_ucount = (size_t) done;
+    }
+    return MPI_SUCCESS;
 }
 
 int mca_common_sfio_sharedfp_write(ompio_file_t *fh, const void *buf, int count,
                                    struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
-    int64_t off = 0;
-    int rc = take(fh, count, datatype, &off);
-    return MPI_SUCCESS != rc ? rc
-                             : mca_common_ompio_file_write_at(fh, off, buf, count, datatype, status);
+    int64_t off = 0, pos = 0, bytes = 0;
+    ptrdiff_t lb = 0;
+    if (fh->f_amode & MPI_MODE_RDONLY) {
+        return MPI_ERR_READ_ONLY;   /* before the pointer moves */
+    }
+    int rc = take(fh, count, datatype, &off, &pos, &bytes);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (direct_ok(fh, count, datatype, bytes, &lb)) {
+        return direct_io(fh, true, buf, lb, pos, bytes, status);
+    }
+    return mca_common_ompio_file_write_at(fh, off, buf, count, datatype, status);
 }
 
 int mca_common_sfio_sharedfp_read(ompio_file_t *fh, void *buf, int count,
                                   struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
-    int64_t off = 0;
-    int rc = take(fh, count, datatype, &off);
-    return MPI_SUCCESS != rc ? rc
-                             : mca_common_ompio_file_read_at(fh, off, buf, count, datatype, status);
+    int64_t off = 0, pos = 0, bytes = 0;
+    ptrdiff_t lb = 0;
+    if (fh->f_amode & MPI_MODE_WRONLY) {
+        return MPI_ERR_ACCESS;
+    }
+    int rc = take(fh, count, datatype, &off, &pos, &bytes);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (direct_ok(fh, count, datatype, bytes, &lb)) {
+        return direct_io(fh, false, buf, lb, pos, bytes, status);
+    }
+    return mca_common_ompio_file_read_at(fh, off, buf, count, datatype, status);
 }
 
 int mca_common_sfio_sharedfp_iwrite(ompio_file_t *fh, const void *buf, int count,
                                     struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
-    int64_t off = 0;
-    int rc = take(fh, count, datatype, &off);
+    int64_t off = 0, pos = 0, bytes = 0;
+    if (fh->f_amode & MPI_MODE_RDONLY) {
+        return MPI_ERR_READ_ONLY;
+    }
+    int rc = take(fh, count, datatype, &off, &pos, &bytes);
     return MPI_SUCCESS != rc
                ? rc
                : mca_common_ompio_file_iwrite_at(fh, off, buf, count, datatype, request);
@@ -249,8 +333,8 @@ int mca_common_sfio_sharedfp_iwrite(ompio_file_t *fh, const void *buf, int count
 int mca_common_sfio_sharedfp_iread(ompio_file_t *fh, void *buf, int count,
                                    struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
-    int64_t off = 0;
-    int rc = take(fh, count, datatype, &off);
+    int64_t off = 0, pos = 0, bytes = 0;
+    int rc = take(fh, count, datatype, &off, &pos, &bytes);
     return MPI_SUCCESS != rc
                ? rc
                : mca_common_ompio_file_iread_at(fh, off, buf, count, datatype, request);

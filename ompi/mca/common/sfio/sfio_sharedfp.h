@@ -34,6 +34,7 @@ BEGIN_C_DECLS
 typedef struct mca_common_sfio_sharedfp_options_t {
     mca_common_sfio_coord_backend_t backend;   /* AUTO, SHM or RMA */
     const char *shm_dir;                       /* NULL/"": /dev/shm */
+    bool direct;                               /* small contiguous accesses: one fbtl call */
 } mca_common_sfio_sharedfp_options_t;
 
 /* Whether the options can serve fh's communicator (the same answer on

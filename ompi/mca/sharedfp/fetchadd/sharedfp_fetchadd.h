@@ -20,6 +20,7 @@ extern int mca_sharedfp_fetchadd_verbose;
 extern int mca_sharedfp_fetchadd_output;
 extern int mca_sharedfp_fetchadd_backend;
 extern char *mca_sharedfp_fetchadd_shm_dir;
+extern bool mca_sharedfp_fetchadd_direct;
 
 OMPI_MODULE_DECLSPEC extern mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component;
 

@@ -16,6 +16,7 @@ int mca_sharedfp_fetchadd_verbose = 0;
 int mca_sharedfp_fetchadd_output = -1;
 int mca_sharedfp_fetchadd_backend = MCA_COMMON_SFIO_COORD_AUTO;
 char *mca_sharedfp_fetchadd_shm_dir = NULL;
+bool mca_sharedfp_fetchadd_direct = true;
 
 static int fetchadd_register(void)
 {
@@ -60,6 +61,13 @@ static int fetchadd_register(void)
         "left by a job killed during MPI_File_open are removed by the next open",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_sharedfp_fetchadd_shm_dir);
+    mca_sharedfp_fetchadd_direct = true;
+    (void) mca_base_component_var_register(c, "direct",
+        "Blocking write_shared/read_shared of a contiguous buffer (up to 4 MiB) through a "
+        "contiguous native view go to the selected fbtl as one I/O entry, skipping OMPIO's "
+        "per-call set-up; off: every access takes OMPIO's explicit-offset path",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_sharedfp_fetchadd_direct);
     return OMPI_SUCCESS;
 }
 

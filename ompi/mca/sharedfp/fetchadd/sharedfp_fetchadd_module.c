@@ -15,6 +15,7 @@ static mca_common_sfio_sharedfp_options_t options(void)
     return (mca_common_sfio_sharedfp_options_t) {
         .backend = (mca_common_sfio_coord_backend_t) mca_sharedfp_fetchadd_backend,
         .shm_dir = mca_sharedfp_fetchadd_shm_dir,
+        .direct = mca_sharedfp_fetchadd_direct,
     };
 }
 
