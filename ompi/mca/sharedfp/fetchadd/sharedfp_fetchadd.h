@@ -22,6 +22,12 @@ extern int mca_sharedfp_fetchadd_backend;
 extern char *mca_sharedfp_fetchadd_shm_dir;
 extern bool mca_sharedfp_fetchadd_direct;
 
+/* Open MPI 5.0 builds its components into libmpi and no longer defines
+ * OMPI_MODULE_DECLSPEC; this DSO must still export its component. */
+#ifndef OMPI_MODULE_DECLSPEC
+#define OMPI_MODULE_DECLSPEC __attribute__((visibility("default")))
+#endif
+
 OMPI_MODULE_DECLSPEC extern mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component;
 
 struct mca_sharedfp_base_module_1_0_0_t *
