@@ -27,7 +27,8 @@
 
 typedef struct sfp_file_t {
     mca_common_sfio_coord_t *coord;
-    bool direct;   /* options->direct */
+    bool direct;               /* options->direct */
+    bool ordered_collective;   /* options->ordered_collective */
 } sfp_file_t;
 
 static sfp_file_t *sfp_of(const ompio_file_t *fh)
@@ -89,6 +90,7 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     }
     f->coord = coord;
     f->direct = options->direct;
+    f->ordered_collective = options->ordered_collective;
     sh->global_offset = 0;
     sh->selected_module_data = f;
     fh->f_sharedfp_data = sh;
@@ -391,6 +393,33 @@ static int ordered_place(ompio_file_t *fh, int count, struct ompi_datatype_t *da
     return MPI_SUCCESS;
 }
 
+/*
+ * The data part of an ordered access whose place is known: every rank's
+ * part is one disjoint interval of the view, so independent explicit-
+ * offset calls (or the direct path) give the same file as the collective
+ * call, without the fcoll's exchange.  With ordered_collective the data go
+ * through the collective call instead (aggregation pays off when the
+ * parts are small and the file system charges per call).
+ */
+static bool ordered_coll(const ompio_file_t *fh)
+{
+    const sfp_file_t *f = sfp_of(fh);
+    return NULL != f && f->ordered_collective;
+}
+
+static int ordered_independent(ompio_file_t *fh, bool write, void *buf, int64_t off, int count,
+                               struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+{
+    int64_t bytes = 0;
+    ptrdiff_t lb = 0;
+    if (0 == access_bytes(fh, count, datatype, &bytes) &&
+        direct_ok(fh, count, datatype, bytes, &lb)) {
+        return direct_io(fh, write, buf, lb, off * (int64_t) fh->f_etype_size, bytes, status);
+    }
+    return write ? mca_common_ompio_file_write_at(fh, off, buf, count, datatype, status)
+                 : mca_common_ompio_file_read_at(fh, off, buf, count, datatype, status);
+}
+
 int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
                                            struct ompi_datatype_t *datatype,
                                            ompi_status_public_t *status)
@@ -400,6 +429,10 @@ int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, in
     int rc = ordered_place(fh, count, datatype, &off, &local);
     if (MPI_SUCCESS != rc) {
         return rc;
+    }
+    if (!ordered_coll(fh)) {
+        return MPI_SUCCESS != local ? local : ordered_independent(fh, true, (void *) buf, off,
+                                                                  count, datatype, status);
     }
     rc = mca_common_ompio_file_write_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
                                             datatype, status);
@@ -415,6 +448,10 @@ int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count
     int rc = ordered_place(fh, count, datatype, &off, &local);
     if (MPI_SUCCESS != rc) {
         return rc;
+    }
+    if (!ordered_coll(fh)) {
+        return MPI_SUCCESS != local ? local : ordered_independent(fh, false, buf, off, count,
+                                                                  datatype, status);
     }
     rc = mca_common_ompio_file_read_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
                                            datatype, status);
@@ -433,8 +470,13 @@ int mca_common_sfio_sharedfp_write_ordered_begin(ompio_file_t *fh, const void *b
     if (MPI_SUCCESS != rc) {
         return rc;
     }
-    rc = mca_common_ompio_file_iwrite_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+    if (!ordered_coll(fh)) {
+        rc = mca_common_ompio_file_iwrite_at(fh, off, buf, MPI_SUCCESS == local ? count : 0,
                                              datatype, &fh->f_split_coll_req);
+    } else {
+        rc = mca_common_ompio_file_iwrite_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+                                                 datatype, &fh->f_split_coll_req);
+    }
     fh->f_split_coll_in_use = true;
     return MPI_SUCCESS != local ? local : rc;
 }
@@ -463,8 +505,13 @@ int mca_common_sfio_sharedfp_read_ordered_begin(ompio_file_t *fh, void *buf, int
     if (MPI_SUCCESS != rc) {
         return rc;
     }
-    rc = mca_common_ompio_file_iread_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+    if (!ordered_coll(fh)) {
+        rc = mca_common_ompio_file_iread_at(fh, off, buf, MPI_SUCCESS == local ? count : 0,
                                             datatype, &fh->f_split_coll_req);
+    } else {
+        rc = mca_common_ompio_file_iread_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+                                                datatype, &fh->f_split_coll_req);
+    }
     fh->f_split_coll_in_use = true;
     return MPI_SUCCESS != local ? local : rc;
 }

@@ -12,7 +12,8 @@
  *   write/read_ordered (+begin/end) one exclusive prefix sum of the sizes
  *                                   (MPI_Exscan), the last rank fetch-adds
  *                                   the total once and broadcasts the base,
- *                                   then the collective explicit-offset call;
+ *                                   then each rank's explicit-offset call
+ *                                   (or the collective one, by option);
  *   seek                            barrier (every earlier access has taken
  *                                   its bytes), rank 0 stores, broadcast of
  *                                   the result (nobody moves on before);
@@ -35,6 +36,7 @@ typedef struct mca_common_sfio_sharedfp_options_t {
     mca_common_sfio_coord_backend_t backend;   /* AUTO, SHM or RMA */
     const char *shm_dir;                       /* NULL/"": /dev/shm */
     bool direct;                               /* small contiguous accesses: one fbtl call */
+    bool ordered_collective;                   /* ordered data by *_at_all (else *_at) */
 } mca_common_sfio_sharedfp_options_t;
 
 /* Whether the options can serve fh's communicator (the same answer on

@@ -21,6 +21,7 @@ extern int mca_sharedfp_fetchadd_output;
 extern int mca_sharedfp_fetchadd_backend;
 extern char *mca_sharedfp_fetchadd_shm_dir;
 extern bool mca_sharedfp_fetchadd_direct;
+extern bool mca_sharedfp_fetchadd_ordered_collective;
 
 /* Open MPI 5.0 builds its components into libmpi and no longer defines
  * OMPI_MODULE_DECLSPEC; this DSO must still export its component. */

@@ -17,6 +17,7 @@ int mca_sharedfp_fetchadd_output = -1;
 int mca_sharedfp_fetchadd_backend = MCA_COMMON_SFIO_COORD_AUTO;
 char *mca_sharedfp_fetchadd_shm_dir = NULL;
 bool mca_sharedfp_fetchadd_direct = true;
+bool mca_sharedfp_fetchadd_ordered_collective = false;
 
 static int fetchadd_register(void)
 {
@@ -68,6 +69,14 @@ static int fetchadd_register(void)
         "per-call set-up; off: every access takes OMPIO's explicit-offset path",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_sharedfp_fetchadd_direct);
+    mca_sharedfp_fetchadd_ordered_collective = false;
+    (void) mca_base_component_var_register(c, "ordered_collective",
+        "Data of write_ordered/read_ordered (and their begin/end forms) through the "
+        "collective explicit-offset calls (the fcoll component aggregates them); off "
+        "(default): once the prefix sum has placed every rank's part, each rank writes or "
+        "reads its own disjoint part with an independent call",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_sharedfp_fetchadd_ordered_collective);
     return OMPI_SUCCESS;
 }
 

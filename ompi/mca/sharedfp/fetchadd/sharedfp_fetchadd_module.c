@@ -16,6 +16,7 @@ static mca_common_sfio_sharedfp_options_t options(void)
         .backend = (mca_common_sfio_coord_backend_t) mca_sharedfp_fetchadd_backend,
         .shm_dir = mca_sharedfp_fetchadd_shm_dir,
         .direct = mca_sharedfp_fetchadd_direct,
+        .ordered_collective = mca_sharedfp_fetchadd_ordered_collective,
     };
 }
 
