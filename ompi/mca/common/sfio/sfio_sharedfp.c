@@ -49,6 +49,20 @@ static int sfp_error(int neg)
     }
 }
 
+/* The access mode error of a write (or read) on fh, checked before the
+ * pointer moves; the same on every rank, so no collective is left half
+ * entered. */
+static int amode_error(const ompio_file_t *fh, bool write)
+{
+    if (write && (fh->f_amode & MPI_MODE_RDONLY)) {
+        return MPI_ERR_READ_ONLY;
+    }
+    if (!write && (fh->f_amode & MPI_MODE_WRONLY)) {
+        return MPI_ERR_ACCESS;
+    }
+    return MPI_SUCCESS;
+}
+
 bool mca_common_sfio_sharedfp_usable(ompio_file_t *fh,
                                      const mca_common_sfio_sharedfp_options_t *options,
                                      const char **why_p)
@@ -269,11 +283,13 @@ static int direct_io(ompio_file_t *fh, bool write, const void *buf, ptrdiff_t lb
         .offset = (void *) (intptr_t) (fh->f_disp + pos),
         .length = (size_t) bytes,
     };
+    mca_common_ompio_io_array_t *saved_array = fh->f_io_array;   /* NULL between calls */
+    int saved_entries = fh->f_num_of_io_entries;
     fh->f_io_array = &io;
     fh->f_num_of_io_entries = 1;
     ssize_t done = write ? fh->f_fbtl->fbtl_pwritev(fh) : fh->f_fbtl->fbtl_preadv(fh);
-    fh->f_io_array = NULL;
-    fh->f_num_of_io_entries = 0;
+    fh->f_io_array = saved_array;
+    fh->f_num_of_io_entries = saved_entries;
     if (done < 0) {
         return MPI_ERR_IO;
     }
@@ -288,8 +304,8 @@ int mca_common_sfio_sharedfp_write(ompio_file_t *fh, const void *buf, int count,
 {
     int64_t off = 0, pos = 0, bytes = 0;
     ptrdiff_t lb = 0;
-    if (fh->f_amode & MPI_MODE_RDONLY) {
-        return MPI_ERR_READ_ONLY;   /* before the pointer moves */
+    if (MPI_SUCCESS != amode_error(fh, true)) {
+        return amode_error(fh, true);   /* before the pointer moves */
     }
     int rc = take(fh, count, datatype, &off, &pos, &bytes);
     if (MPI_SUCCESS != rc) {
@@ -306,8 +322,8 @@ int mca_common_sfio_sharedfp_read(ompio_file_t *fh, void *buf, int count,
 {
     int64_t off = 0, pos = 0, bytes = 0;
     ptrdiff_t lb = 0;
-    if (fh->f_amode & MPI_MODE_WRONLY) {
-        return MPI_ERR_ACCESS;
+    if (MPI_SUCCESS != amode_error(fh, false)) {
+        return amode_error(fh, false);
     }
     int rc = take(fh, count, datatype, &off, &pos, &bytes);
     if (MPI_SUCCESS != rc) {
@@ -323,8 +339,8 @@ int mca_common_sfio_sharedfp_iwrite(ompio_file_t *fh, const void *buf, int count
                                     struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
     int64_t off = 0, pos = 0, bytes = 0;
-    if (fh->f_amode & MPI_MODE_RDONLY) {
-        return MPI_ERR_READ_ONLY;
+    if (MPI_SUCCESS != amode_error(fh, true)) {
+        return amode_error(fh, true);
     }
     int rc = take(fh, count, datatype, &off, &pos, &bytes);
     return MPI_SUCCESS != rc
@@ -336,6 +352,9 @@ int mca_common_sfio_sharedfp_iread(ompio_file_t *fh, void *buf, int count,
                                    struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
     int64_t off = 0, pos = 0, bytes = 0;
+    if (MPI_SUCCESS != amode_error(fh, false)) {
+        return amode_error(fh, false);
+    }
     int rc = take(fh, count, datatype, &off, &pos, &bytes);
     return MPI_SUCCESS != rc
                ? rc
@@ -424,6 +443,9 @@ int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, in
                                            struct ompi_datatype_t *datatype,
                                            ompi_status_public_t *status)
 {
+    if (MPI_SUCCESS != amode_error(fh, true)) {
+        return amode_error(fh, true);
+    }
     int64_t off = 0;
     int local = MPI_SUCCESS;
     int rc = ordered_place(fh, count, datatype, &off, &local);
@@ -443,6 +465,9 @@ int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count
                                           struct ompi_datatype_t *datatype,
                                           ompi_status_public_t *status)
 {
+    if (MPI_SUCCESS != amode_error(fh, false)) {
+        return amode_error(fh, false);
+    }
     int64_t off = 0;
     int local = MPI_SUCCESS;
     int rc = ordered_place(fh, count, datatype, &off, &local);
@@ -461,6 +486,9 @@ int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count
 int mca_common_sfio_sharedfp_write_ordered_begin(ompio_file_t *fh, const void *buf, int count,
                                                  struct ompi_datatype_t *datatype)
 {
+    if (MPI_SUCCESS != amode_error(fh, true)) {
+        return amode_error(fh, true);
+    }
     int64_t off = 0;
     int local = MPI_SUCCESS;
     if (fh->f_split_coll_in_use) {
@@ -496,6 +524,9 @@ int mca_common_sfio_sharedfp_write_ordered_end(ompio_file_t *fh, const void *buf
 int mca_common_sfio_sharedfp_read_ordered_begin(ompio_file_t *fh, void *buf, int count,
                                                 struct ompi_datatype_t *datatype)
 {
+    if (MPI_SUCCESS != amode_error(fh, false)) {
+        return amode_error(fh, false);
+    }
     int64_t off = 0;
     int local = MPI_SUCCESS;
     if (fh->f_split_coll_in_use) {
