@@ -1,0 +1,478 @@
+/*
+ * sfio_coord: coordination service backends (see header).
+ */
+#include "ompi_config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/proc/proc.h"
+
+#include "sfio_coord.h"
+
+#define COORD_PREFIX "sfio-coord-"
+#define COORD_MAGIC 0x44524f4f43534653ull   /* "SFSCOORD" */
+#define NAME_MAX_LEN 256
+
+/* ------------------------------------------------------------------ */
+/* collectives on the file's communicator                              */
+/* ------------------------------------------------------------------ */
+
+static int c_bcast(struct ompi_communicator_t *comm, void *buf, int bytes, int root)
+{
+    return comm->c_coll->coll_bcast(buf, bytes, MPI_BYTE, root, comm,
+                                    comm->c_coll->coll_bcast_module);
+}
+
+/* max of *v over comm (errors are negative errnos: agree on the smallest) */
+static int c_agree(struct ompi_communicator_t *comm, int *v)
+{
+    int rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, v, 1, MPI_INT, MPI_MIN, comm,
+                                          comm->c_coll->coll_allreduce_module);
+    return OMPI_SUCCESS == rc ? 0 : -EIO;
+}
+
+mca_common_sfio_coord_backend_t mca_common_sfio_coord_pick(struct ompi_communicator_t *comm,
+                                                           mca_common_sfio_coord_backend_t want)
+{
+    if (MCA_COMMON_SFIO_COORD_AUTO != want) {
+        return want;
+    }
+    int n = ompi_comm_size(comm);
+    if (1 == n) {
+        return MCA_COMMON_SFIO_COORD_LOCAL;
+    }
+    for (int i = 0; i < n; ++i) {
+        ompi_proc_t *p = ompi_comm_peer_lookup(comm, i);
+        if (NULL == p || !OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
+            return MCA_COMMON_SFIO_COORD_RMA;
+        }
+    }
+    return MCA_COMMON_SFIO_COORD_SHM;
+}
+
+/* ------------------------------------------------------------------ */
+/* local: one rank                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    mca_common_sfio_coord_t super;
+    int nslots;
+    int64_t slot[];
+} coord_local_t;
+
+static int local_fetch_add(mca_common_sfio_coord_t *c, int slot, int64_t delta, int64_t *old_p)
+{
+    coord_local_t *l = (coord_local_t *) c;
+    *old_p = l->slot[slot];
+    l->slot[slot] += delta;
+    return 0;
+}
+
+static int local_load(mca_common_sfio_coord_t *c, int slot, int64_t *value_p)
+{
+    *value_p = ((coord_local_t *) c)->slot[slot];
+    return 0;
+}
+
+static int local_store(mca_common_sfio_coord_t *c, int slot, int64_t value)
+{
+    ((coord_local_t *) c)->slot[slot] = value;
+    return 0;
+}
+
+static int local_close(mca_common_sfio_coord_t *c)
+{
+    free(c);
+    return 0;
+}
+
+static const mca_common_sfio_coord_ops_t local_ops = {
+    .name = "local", .fetch_add = local_fetch_add, .load = local_load, .store = local_store,
+    .close = local_close,
+};
+
+/* ------------------------------------------------------------------ */
+/* shm: one node                                                       */
+/* ------------------------------------------------------------------ */
+
+/* The shared page: a header, then one cache line per counter so that
+ * counters do not share lines. */
+typedef struct {
+    _Atomic int64_t value;
+    char pad[64 - sizeof(int64_t)];
+} coord_line_t;
+
+typedef struct {
+    uint64_t magic;
+    uint64_t nslots;
+    char pad[64 - 2 * sizeof(uint64_t)];
+    coord_line_t slot[];
+} coord_page_t;
+
+typedef struct {
+    mca_common_sfio_coord_t super;
+    coord_page_t *page;
+    size_t size;
+} coord_shm_t;
+
+static int shm_fetch_add(mca_common_sfio_coord_t *c, int slot, int64_t delta, int64_t *old_p)
+{
+    *old_p = atomic_fetch_add(&((coord_shm_t *) c)->page->slot[slot].value, delta);
+    return 0;
+}
+
+static int shm_load(mca_common_sfio_coord_t *c, int slot, int64_t *value_p)
+{
+    *value_p = atomic_load(&((coord_shm_t *) c)->page->slot[slot].value);
+    return 0;
+}
+
+static int shm_store(mca_common_sfio_coord_t *c, int slot, int64_t value)
+{
+    atomic_store(&((coord_shm_t *) c)->page->slot[slot].value, value);
+    return 0;
+}
+
+static int shm_close(mca_common_sfio_coord_t *c)
+{
+    coord_shm_t *s = (coord_shm_t *) c;
+    if (NULL != s->page) {
+        munmap(s->page, s->size);
+    }
+    free(s);
+    return 0;
+}
+
+static const mca_common_sfio_coord_ops_t shm_ops = {
+    .name = "shm", .fetch_add = shm_fetch_add, .load = shm_load, .store = shm_store,
+    .close = shm_close,
+};
+
+/* A process that is gone or a zombie (killed, not yet reaped: inside
+ * containers whose init does not reap, that can last). */
+static bool pid_dead(long pid)
+{
+    if (0 != kill((pid_t) pid, 0)) {
+        return ESRCH == errno;
+    }
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return false;
+    }
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');   /* "pid (comm) S ..." */
+    return NULL != p && ' ' == p[1] && 'Z' == p[2];
+}
+
+int mca_common_sfio_coord_sweep(const char *shm_dir)
+{
+    char prefix[64];
+    int removed = 0;
+    DIR *d = opendir(shm_dir);
+    if (NULL == d) {
+        return 0;
+    }
+    snprintf(prefix, sizeof(prefix), COORD_PREFIX "%u-", (unsigned) getuid());
+    size_t plen = strlen(prefix);
+    for (struct dirent *e; NULL != (e = readdir(d));) {
+        long pid = 0;
+        if (0 != strncmp(e->d_name, prefix, plen) || 1 != sscanf(e->d_name + plen, "%ld", &pid) ||
+            pid <= 0 || pid == (long) getpid()) {
+            continue;
+        }
+        if (pid_dead(pid)) {
+            char path[NAME_MAX_LEN + 64];
+            snprintf(path, sizeof(path), "%s/%s", shm_dir, e->d_name);
+            removed += (0 == unlink(path));
+        }
+    }
+    closedir(d);
+    return removed;
+}
+
+static uint64_t random64(void)
+{
+    static _Atomic uint64_t serial;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t z = ((uint64_t) ts.tv_nsec << 20) ^ (uint64_t) ts.tv_sec ^
+                 ((uint64_t) getpid() << 40) ^ atomic_fetch_add(&serial, 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int shm_open_coll(struct ompi_communicator_t *comm, const char *dir, int nslots,
+                         int local_err, mca_common_sfio_coord_t **coord_p)
+{
+    static bool swept = false;
+    struct {
+        int err;
+        char name[NAME_MAX_LEN];
+    } msg = { local_err, "" };
+    int rank = ompi_comm_rank(comm), fd = -1, rc;
+    size_t size = sizeof(coord_page_t) + (size_t) nslots * sizeof(coord_line_t);
+    coord_shm_t *s = calloc(1, sizeof(*s));
+    if (NULL == dir || '\0' == dir[0]) {
+        dir = "/dev/shm";
+    }
+
+    if (0 == rank) {
+        if (!swept) {
+            swept = true;
+            (void) mca_common_sfio_coord_sweep(dir);
+        }
+        for (int attempt = 0; 0 == msg.err && attempt < 8; ++attempt) {
+            uint64_t r = random64();
+            if ((size_t) snprintf(msg.name, sizeof(msg.name), "%s/" COORD_PREFIX "%u-%ld-%016llx",
+                                  dir, (unsigned) getuid(), (long) getpid(),
+                                  (unsigned long long) r) >= sizeof(msg.name)) {
+                msg.err = -ENAMETOOLONG;
+                break;
+            }
+            fd = open(msg.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            if (fd >= 0 || EEXIST != errno) {
+                break;
+            }
+        }
+        if (0 == msg.err && fd < 0) {
+            msg.err = -errno;
+        }
+        if (0 == msg.err && 0 != ftruncate(fd, (off_t) size)) {
+            msg.err = -errno;
+        }
+        if (0 == msg.err && NULL == s) {
+            msg.err = -ENOMEM;
+        }
+        if (0 == msg.err) {
+            s->page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (MAP_FAILED == s->page) {
+                s->page = NULL;
+                msg.err = -errno;
+            } else {
+                /* ftruncate zero-filled the counters */
+                s->page->nslots = (uint64_t) nslots;
+                s->page->magic = COORD_MAGIC;
+                atomic_thread_fence(memory_order_release);
+            }
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (0 != msg.err && '\0' != msg.name[0]) {
+            unlink(msg.name);
+        }
+    }
+    rc = c_bcast(comm, &msg, (int) sizeof(msg), 0);
+    int err = OMPI_SUCCESS == rc ? msg.err : -EIO;
+    if (0 != rank && 0 == err) {
+        err = local_err;
+    }
+    if (0 != rank && 0 == err) {
+        if (NULL == s) {
+            err = -ENOMEM;
+        } else if ((fd = open(msg.name, O_RDWR | O_CLOEXEC)) < 0) {
+            err = -errno;
+        } else {
+            s->page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (MAP_FAILED == s->page) {
+                s->page = NULL;
+                err = -errno;
+            } else if (COORD_MAGIC != s->page->magic || (uint64_t) nslots != s->page->nslots) {
+                err = -EPROTO;
+            }
+            close(fd);
+        }
+    }
+    /* Everybody has mapped it (or failed): the name is no longer needed. */
+    if (0 != c_agree(comm, &err)) {
+        err = -EIO;
+    }
+    if (0 == rank && '\0' != msg.name[0] && 0 == msg.err) {
+        unlink(msg.name);
+    }
+    if (0 != err) {
+        if (NULL != s) {
+            shm_close(&s->super);
+        }
+        return err;
+    }
+    s->super.ops = &shm_ops;
+    s->size = size;
+    *coord_p = &s->super;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* rma: several nodes                                                   */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    mca_common_sfio_coord_t super;
+    MPI_Win win;
+} coord_rma_t;
+
+static int rma_fetch_add(mca_common_sfio_coord_t *c, int slot, int64_t delta, int64_t *old_p)
+{
+    coord_rma_t *r = (coord_rma_t *) c;
+    int64_t old = 0;
+    if (MPI_SUCCESS != MPI_Fetch_and_op(&delta, &old, MPI_INT64_T, 0, slot, MPI_SUM, r->win) ||
+        MPI_SUCCESS != MPI_Win_flush(0, r->win)) {
+        return -EIO;
+    }
+    *old_p = old;
+    return 0;
+}
+
+static int rma_load(mca_common_sfio_coord_t *c, int slot, int64_t *value_p)
+{
+    coord_rma_t *r = (coord_rma_t *) c;
+    int64_t v = 0;
+    if (MPI_SUCCESS != MPI_Fetch_and_op(NULL, &v, MPI_INT64_T, 0, slot, MPI_NO_OP, r->win) ||
+        MPI_SUCCESS != MPI_Win_flush(0, r->win)) {
+        return -EIO;
+    }
+    *value_p = v;
+    return 0;
+}
+
+static int rma_store(mca_common_sfio_coord_t *c, int slot, int64_t value)
+{
+    coord_rma_t *r = (coord_rma_t *) c;
+    if (MPI_SUCCESS != MPI_Accumulate(&value, 1, MPI_INT64_T, 0, slot, 1, MPI_INT64_T,
+                                      MPI_REPLACE, r->win) ||
+        MPI_SUCCESS != MPI_Win_flush(0, r->win)) {
+        return -EIO;
+    }
+    return 0;
+}
+
+static int rma_close(mca_common_sfio_coord_t *c)
+{
+    coord_rma_t *r = (coord_rma_t *) c;
+    int err = 0;
+    if (MPI_WIN_NULL != r->win) {
+        if (MPI_SUCCESS != MPI_Win_unlock_all(r->win) || MPI_SUCCESS != MPI_Win_free(&r->win)) {
+            err = -EIO;
+        }
+    }
+    free(r);
+    return err;
+}
+
+static const mca_common_sfio_coord_ops_t rma_ops = {
+    .name = "rma", .fetch_add = rma_fetch_add, .load = rma_load, .store = rma_store,
+    .close = rma_close,
+};
+
+static int rma_open_coll(struct ompi_communicator_t *comm, int nslots, int local_err,
+                         mca_common_sfio_coord_t **coord_p)
+{
+    int rank = ompi_comm_rank(comm), err = local_err;
+    int64_t *base = NULL;
+    coord_rma_t *r = calloc(1, sizeof(*r));
+    MPI_Win win = MPI_WIN_NULL;
+    MPI_Aint bytes = 0 == rank ? (MPI_Aint) nslots * (MPI_Aint) sizeof(int64_t) : 0;
+    /* Collective whatever happened locally. */
+    if (MPI_SUCCESS != MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, comm, &base,
+                                        &win)) {
+        err = 0 == err ? -EIO : err;
+        win = MPI_WIN_NULL;
+    }
+    if (0 == err && 0 == rank) {
+        memset(base, 0, (size_t) bytes);
+    }
+    if (0 == err && MPI_SUCCESS != MPI_Win_lock_all(MPI_MODE_NOCHECK, win)) {
+        err = -EIO;
+    }
+    if (0 == err && 0 == rank) {
+        (void) MPI_Win_sync(win);
+    }
+    if (NULL == r && 0 == err) {
+        err = -ENOMEM;
+    }
+    /* also the barrier after rank 0's initialisation */
+    if (0 != c_agree(comm, &err)) {
+        err = -EIO;
+    }
+    if (0 != err) {
+        if (MPI_WIN_NULL != win) {
+            (void) MPI_Win_free(&win);
+        }
+        free(r);
+        return err;
+    }
+    r->super.ops = &rma_ops;
+    r->win = win;
+    *coord_p = &r->super;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
+                               mca_common_sfio_coord_backend_t backend, const char *shm_dir,
+                               int nslots, int local_err, mca_common_sfio_coord_t **coord_p)
+{
+    if (nslots <= 0) {
+        return -EINVAL;
+    }
+    switch (mca_common_sfio_coord_pick(comm, backend)) {
+    case MCA_COMMON_SFIO_COORD_LOCAL: {
+        if (1 != ompi_comm_size(comm)) {
+            return -EINVAL;
+        }
+        if (0 != local_err) {
+            return local_err;
+        }
+        coord_local_t *l = calloc(1, sizeof(*l) + (size_t) nslots * sizeof(int64_t));
+        if (NULL == l) {
+            return -ENOMEM;
+        }
+        l->super.ops = &local_ops;
+        l->nslots = nslots;
+        *coord_p = &l->super;
+        return 0;
+    }
+    case MCA_COMMON_SFIO_COORD_SHM:
+        if (MCA_COMMON_SFIO_COORD_RMA ==
+            mca_common_sfio_coord_pick(comm, MCA_COMMON_SFIO_COORD_AUTO)) {
+            return -EXDEV;   /* same verdict on every rank */
+        }
+        return shm_open_coll(comm, shm_dir, nslots, local_err, coord_p);
+    case MCA_COMMON_SFIO_COORD_RMA:
+        return rma_open_coll(comm, nslots, local_err, coord_p);
+    default:
+        return -EINVAL;
+    }
+}
+
+int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c)
+{
+    return NULL == c ? 0 : c->ops->close(c);
+}
+
+const char *mca_common_sfio_coord_name(const mca_common_sfio_coord_t *c)
+{
+    return NULL == c ? "none" : c->ops->name;
+}

@@ -1,0 +1,102 @@
+/*
+ * sfio_coord: the coordination service of one open file: a few 64-bit
+ * counters that every rank of the file's communicator can fetch-and-add,
+ * load and store atomically.  sharedfp/fetchadd keeps the shared file
+ * pointer in slot 0.
+ *
+ * Backends (one interface, an ops table per backend):
+ *   local  one rank: process memory.
+ *   shm    every rank on one node: a page of shared memory with C11
+ *          atomics.  Rank 0 creates it under a random name
+ *          (<dir>/sfio-coord-<uid>-<pid>-<random>, nothing derived from the
+ *          user's file), the others map it, and rank 0 unlinks it as soon
+ *          as all have mapped it, so a crashed job leaves nothing behind
+ *          but, at worst, a segment of a job killed inside MPI_File_open;
+ *          the next open on the node removes segments whose creator is
+ *          dead.  No operation needs another process to make progress: a
+ *          rank busy outside MPI never stalls the others.
+ *   rma    ranks on several nodes: MPI one-sided on the file's
+ *          communicator, counters in a window of rank 0, passive target
+ *          (MPI_Win_lock_all once), MPI_Fetch_and_op + MPI_Win_flush per
+ *          operation.  Whether a rank busy outside MPI stalls the others
+ *          depends on the osc component: osc/sm and osc/rdma over a
+ *          network with hardware atomics (osc/ucx, btl/uct) progress
+ *          without the target; osc/pt2pt and emulated atomics over TCP need
+ *          rank 0 to enter MPI.  A coordination service with its own
+ *          progress thread (a later backend) plugs in behind the same ops.
+ *
+ * All operations return 0 or a negative errno; open and close are
+ * collective over the communicator and return the same result everywhere.
+ */
+#ifndef MCA_COMMON_SFIO_COORD_H
+#define MCA_COMMON_SFIO_COORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ompi_communicator_t;
+
+typedef enum {
+    MCA_COMMON_SFIO_COORD_AUTO = 0,    /* local, shm or rma, by where the ranks run */
+    MCA_COMMON_SFIO_COORD_SHM = 1,
+    MCA_COMMON_SFIO_COORD_RMA = 2,
+    MCA_COMMON_SFIO_COORD_LOCAL = 3
+} mca_common_sfio_coord_backend_t;
+
+typedef struct mca_common_sfio_coord_t mca_common_sfio_coord_t;
+
+/* The backend's operations; slot < nslots of open. */
+typedef struct mca_common_sfio_coord_ops_t {
+    const char *name;
+    int (*fetch_add)(mca_common_sfio_coord_t *c, int slot, int64_t delta, int64_t *old_p);
+    int (*load)(mca_common_sfio_coord_t *c, int slot, int64_t *value_p);
+    int (*store)(mca_common_sfio_coord_t *c, int slot, int64_t value);
+    int (*close)(mca_common_sfio_coord_t *c);   /* collective; frees c */
+} mca_common_sfio_coord_ops_t;
+
+struct mca_common_sfio_coord_t {
+    const mca_common_sfio_coord_ops_t *ops;
+};
+
+/* The backend auto would pick for comm (the same on every rank). */
+mca_common_sfio_coord_backend_t mca_common_sfio_coord_pick(struct ompi_communicator_t *comm,
+                                                           mca_common_sfio_coord_backend_t want);
+
+/* Collective over comm: creates the service with nslots counters, all 0.
+ * shm_dir: directory of the shm backend's segment (NULL: /dev/shm).
+ * local_err: 0, or a negative errno this rank already has (e.g. its
+ * allocation failed): the collective still completes and fails everywhere.
+ * Errors: -EXDEV (shm asked for ranks on several nodes), -ENOMEM, errno of
+ * the segment's creation, -EIO (MPI error).  */
+int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
+                               mca_common_sfio_coord_backend_t backend, const char *shm_dir,
+                               int nslots, int local_err, mca_common_sfio_coord_t **coord_p);
+
+static inline int mca_common_sfio_coord_fetch_add(mca_common_sfio_coord_t *c, int slot,
+                                                  int64_t delta, int64_t *old_p)
+{
+    return c->ops->fetch_add(c, slot, delta, old_p);
+}
+
+static inline int mca_common_sfio_coord_load(mca_common_sfio_coord_t *c, int slot,
+                                             int64_t *value_p)
+{
+    return c->ops->load(c, slot, value_p);
+}
+
+static inline int mca_common_sfio_coord_store(mca_common_sfio_coord_t *c, int slot,
+                                              int64_t value)
+{
+    return c->ops->store(c, slot, value);
+}
+
+/* Collective (the rma backend frees its window); NULL is a no-op. */
+int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c);
+
+const char *mca_common_sfio_coord_name(const mca_common_sfio_coord_t *c);
+
+/* Removes segments of dead creators from dir (this node, this user).
+ * Returns how many were removed. */
+int mca_common_sfio_coord_sweep(const char *shm_dir);
+
+#endif

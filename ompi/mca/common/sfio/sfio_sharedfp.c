@@ -1,0 +1,554 @@
+/*
+ * sfio_sharedfp: shared file pointer operations over the coordination
+ * service (see header).
+ */
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/request/request.h"
+#include "opal/util/output.h"
+
+#include "sfio_ompio.h"
+#include "sfio_sfp.h"
+#include "sfio_sharedfp.h"
+
+#define SLOT_POINTER 0
+#define NSLOTS 1
+
+/* Largest access the direct path takes (bigger ones go through OMPIO's
+ * cycles, where the per-call overhead no longer matters). */
+#define DIRECT_MAX ((int64_t) 4 << 20)
+
+typedef struct sfp_file_t {
+    mca_common_sfio_coord_t *coord;
+    bool direct;               /* options->direct */
+    bool ordered_collective;   /* options->ordered_collective */
+} sfp_file_t;
+
+static sfp_file_t *sfp_of(const ompio_file_t *fh)
+{
+    struct mca_sharedfp_base_data_t *sh = fh->f_sharedfp_data;
+    return NULL == sh ? NULL : sh->selected_module_data;
+}
+
+/* negative errno -> MPI error class */
+static int sfp_error(int neg)
+{
+    switch (-neg) {
+    case 0:         return MPI_SUCCESS;
+    case EINVAL:    return MPI_ERR_ARG;
+    case EOVERFLOW: return MPI_ERR_ARG;
+    case EIO:       return MPI_ERR_OTHER;
+    default:        return mca_common_sfio_errno_to_mpi(-neg);
+    }
+}
+
+/* The access mode error of a write (or read) on fh, checked before the
+ * pointer moves; the same on every rank, so no collective is left half
+ * entered. */
+static int amode_error(const ompio_file_t *fh, bool write)
+{
+    if (write && (fh->f_amode & MPI_MODE_RDONLY)) {
+        return MPI_ERR_READ_ONLY;
+    }
+    if (!write && (fh->f_amode & MPI_MODE_WRONLY)) {
+        return MPI_ERR_ACCESS;
+    }
+    return MPI_SUCCESS;
+}
+
+bool mca_common_sfio_sharedfp_usable(ompio_file_t *fh,
+                                     const mca_common_sfio_sharedfp_options_t *options,
+                                     const char **why_p)
+{
+    if (MCA_COMMON_SFIO_COORD_SHM == options->backend &&
+        MCA_COMMON_SFIO_COORD_RMA ==
+            mca_common_sfio_coord_pick(fh->f_comm, MCA_COMMON_SFIO_COORD_AUTO)) {
+        *why_p = "backend shm was asked for, but the ranks span several nodes";
+        return false;
+    }
+    return true;
+}
+
+int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
+                                  int amode, struct opal_info_t *info, ompio_file_t *fh,
+                                  const mca_common_sfio_sharedfp_options_t *options)
+{
+    (void) comm;   /* the user's communicator; fh->f_comm is OMPIO's private duplicate */
+    (void) amode;
+    (void) info;
+    struct mca_sharedfp_base_data_t *sh = calloc(1, sizeof(*sh));
+    sfp_file_t *f = calloc(1, sizeof(*f));
+    mca_common_sfio_coord_t *coord = NULL;
+    int rc = mca_common_sfio_coord_open(fh->f_comm, options->backend, options->shm_dir, NSLOTS,
+                                        (NULL == sh || NULL == f) ? -ENOMEM : 0, &coord);
+    if (0 != rc) {
+        mca_common_sfio_coord_backend_t b = mca_common_sfio_coord_pick(fh->f_comm,
+                                                                       options->backend);
+        if (0 == fh->f_rank) {
+            mca_common_sfio_show_help("sharedfp-coord", true, filename ? filename : "",
+                                      MCA_COMMON_SFIO_COORD_SHM == b   ? "shm"
+                                      : MCA_COMMON_SFIO_COORD_RMA == b ? "rma"
+                                                                       : "local",
+                                      strerror(-rc));
+        }
+        free(sh);
+        free(f);
+        return sfp_error(rc);
+    }
+    f->coord = coord;
+    f->direct = options->direct;
+    f->ordered_collective = options->ordered_collective;
+    sh->global_offset = 0;
+    sh->selected_module_data = f;
+    fh->f_sharedfp_data = sh;
+    opal_output_verbose(10, mca_common_sfio_output,
+                        "sharedfp:fetchadd: %s: shared pointer in the %s coordination backend",
+                        filename ? filename : "", mca_common_sfio_coord_name(f->coord));
+    return MPI_SUCCESS;
+}
+
+int mca_common_sfio_sharedfp_close(ompio_file_t *fh)
+{
+    struct mca_sharedfp_base_data_t *sh = fh->f_sharedfp_data;
+    if (NULL == sh) {
+        return MPI_SUCCESS;
+    }
+    sfp_file_t *f = sh->selected_module_data;
+    int rc = 0;
+    if (NULL != f) {
+        rc = mca_common_sfio_coord_close(f->coord);   /* collective for rma */
+        free(f);
+    }
+    free(sh);
+    fh->f_sharedfp_data = NULL;
+    return sfp_error(rc);
+}
+
+/* View bytes before the end of file (where SEEK_END starts). */
+static int view_bytes_at_eof(ompio_file_t *fh, uint64_t *end_p)
+{
+    OMPI_MPI_OFFSET_TYPE size = 0;
+    int rc = mca_common_ompio_file_get_size(fh, &size);
+    if (OMPI_SUCCESS != rc) {
+        return -EIO;
+    }
+    size_t n = fh->f_iov_count;
+    if (NULL == fh->f_decoded_iov || 0 == n || fh->f_view_extent <= 0) {
+        /* no decoded view: contiguous from disp */
+        *end_p = size > fh->f_disp ? (uint64_t) (size - fh->f_disp) : 0;
+        return 0;
+    }
+    mca_common_sfio_range_t *blocks = malloc(n * sizeof(*blocks));
+    if (NULL == blocks) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        blocks[i].offset = (uint64_t) (intptr_t) fh->f_decoded_iov[i].iov_base;
+        blocks[i].length = fh->f_decoded_iov[i].iov_len;
+    }
+    mca_common_sfio_view_t view = {
+        .disp = (uint64_t) fh->f_disp, .blocks = blocks, .nblocks = n,
+        .extent = (uint64_t) fh->f_view_extent,
+    };
+    rc = mca_common_sfio_sfp_view_bytes_below(&view, (uint64_t) size, end_p);
+    free(blocks);
+    return rc;
+}
+
+int mca_common_sfio_sharedfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
+{
+    ompi_communicator_t *comm = fh->f_comm;
+    sfp_file_t *f = sfp_of(fh);
+    int err = NULL == f ? -EBADF : 0;
+    /* Every rank's earlier shared accesses have taken their bytes. */
+    int rc = comm->c_coll->coll_barrier(comm, comm->c_coll->coll_barrier_module);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (0 == fh->f_rank && 0 == err) {
+        mca_common_sfio_sfp_whence_t w = MPI_SEEK_SET == whence   ? MCA_COMMON_SFIO_SFP_SEEK_SET
+                                         : MPI_SEEK_CUR == whence ? MCA_COMMON_SFIO_SFP_SEEK_CUR
+                                         : MPI_SEEK_END == whence ? MCA_COMMON_SFIO_SFP_SEEK_END
+                                                                  : (mca_common_sfio_sfp_whence_t) -1;
+        int64_t cur = 0, pos = 0;
+        uint64_t end = 0;
+        if (MCA_COMMON_SFIO_SFP_SEEK_CUR == w) {
+            err = mca_common_sfio_coord_load(f->coord, SLOT_POINTER, &cur);
+        } else if (MCA_COMMON_SFIO_SFP_SEEK_END == w) {
+            err = view_bytes_at_eof(fh, &end);
+        }
+        if (0 == err) {
+            err = mca_common_sfio_sfp_seek(w, (int64_t) offset, fh->f_etype_size, cur, end, &pos);
+        }
+        if (0 == err) {
+            err = mca_common_sfio_coord_store(f->coord, SLOT_POINTER, pos);
+        }
+    }
+    /* Nobody goes on before rank 0 has moved the pointer. */
+    rc = comm->c_coll->coll_bcast(&err, 1, MPI_INT, 0, comm, comm->c_coll->coll_bcast_module);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    return sfp_error(err);
+}
+
+int mca_common_sfio_sharedfp_get_position(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *offset)
+{
+    sfp_file_t *f = sfp_of(fh);
+    int64_t v = 0;
+    if (NULL == f) {
+        return MPI_ERR_FILE;
+    }
+    int rc = mca_common_sfio_coord_load(f->coord, SLOT_POINTER, &v);
+    if (0 == rc) {
+        *offset = (OMPI_MPI_OFFSET_TYPE) v;   /* view bytes; the io layer divides */
+    }
+    return sfp_error(rc);
+}
+
+/* Bytes of count x datatype, in whole etypes. */
+static int access_bytes(ompio_file_t *fh, int count, struct ompi_datatype_t *datatype,
+                        int64_t *bytes_p)
+{
+    size_t tsize = 0;
+    opal_datatype_type_size(&datatype->super, &tsize);
+    return mca_common_sfio_sfp_access_bytes(count, tsize, fh->f_etype_size, bytes_p);
+}
+
+/* Takes the bytes of an independent access: its etype offset, and the
+ * view bytes of the pointer and of the access (for the direct path). */
+static int take(ompio_file_t *fh, int count, struct ompi_datatype_t *datatype, int64_t *etypes_p,
+                int64_t *pos_p, int64_t *bytes_p)
+{
+    sfp_file_t *f = sfp_of(fh);
+    int64_t bytes = 0, old = 0;
+    if (NULL == f) {
+        return MPI_ERR_FILE;
+    }
+    int rc = access_bytes(fh, count, datatype, &bytes);
+    if (0 == rc) {
+        rc = mca_common_sfio_coord_fetch_add(f->coord, SLOT_POINTER, bytes, &old);
+    }
+    if (0 == rc) {
+        rc = mca_common_sfio_sfp_to_etypes(old, fh->f_etype_size, etypes_p);
+    }
+    *pos_p = old;
+    *bytes_p = bytes;
+    return sfp_error(rc);
+}
+
+/*
+ * The direct path of small blocking accesses: when the buffer is
+ * contiguous, the view is contiguous (one block filling the filetype's
+ * extent) and the data representation native, OMPIO's explicit-offset
+ * call would build exactly one I/O entry [disp + pos, + bytes) and call the
+ * fbtl once; do that without its per-call set-up (pointer save/restore,
+ * datatype decoding, io-array allocation).  The fbtl is whatever OMPIO
+ * selected (fbtl/versioned keeps its atomic mode: one MPI call is one fbtl
+ * call).  Returns false when the access must take the general path.
+ */
+static bool direct_ok(const ompio_file_t *fh, int count, struct ompi_datatype_t *datatype,
+                      int64_t bytes, ptrdiff_t *lb_p)
+{
+#if OPAL_CUDA_SUPPORT
+    return false;   /* device buffers need OMPIO's staging */
+#endif
+    const sfp_file_t *f = sfp_of(fh);
+    if (NULL == f || !f->direct || bytes <= 0 || bytes > DIRECT_MAX ||
+        !(fh->f_flags & OMPIO_DATAREP_NATIVE) || NULL == fh->f_fbtl ||
+        1 != fh->f_iov_count || NULL == fh->f_decoded_iov ||
+        0 != (intptr_t) fh->f_decoded_iov[0].iov_base ||
+        (ptrdiff_t) fh->f_decoded_iov[0].iov_len != fh->f_view_extent ||
+        !ompi_datatype_is_contiguous_memory_layout(datatype, count)) {
+        return false;
+    }
+    ptrdiff_t true_lb = 0, true_extent = 0;
+    ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
+    *lb_p = true_lb;
+    return true;
+}
+
+static int direct_io(ompio_file_t *fh, bool write, const void *buf, ptrdiff_t lb, int64_t pos,
+                     int64_t bytes, ompi_status_public_t *status)
+{
+    mca_common_ompio_io_array_t io = {
+        .memory_address = (char *) buf + lb,
+        .offset = (void *) (intptr_t) (fh->f_disp + pos),
+        .length = (size_t) bytes,
+    };
+    mca_common_ompio_io_array_t *saved_array = fh->f_io_array;   /* NULL between calls */
+    int saved_entries = fh->f_num_of_io_entries;
+    fh->f_io_array = &io;
+    fh->f_num_of_io_entries = 1;
+    ssize_t done = write ? fh->f_fbtl->fbtl_pwritev(fh) : fh->f_fbtl->fbtl_preadv(fh);
+    fh->f_io_array = saved_array;
+    fh->f_num_of_io_entries = saved_entries;
+    if (done < 0) {
+        return MPI_ERR_IO;
+    }
+    if (MPI_STATUS_IGNORE != status) {
+        status->_ucount = (size_t) done;
+    }
+    return MPI_SUCCESS;
+}
+
+int mca_common_sfio_sharedfp_write(ompio_file_t *fh, const void *buf, int count,
+                                   struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+{
+    int64_t off = 0, pos = 0, bytes = 0;
+    ptrdiff_t lb = 0;
+    if (MPI_SUCCESS != amode_error(fh, true)) {
+        return amode_error(fh, true);   /* before the pointer moves */
+    }
+    int rc = take(fh, count, datatype, &off, &pos, &bytes);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (direct_ok(fh, count, datatype, bytes, &lb)) {
+        return direct_io(fh, true, buf, lb, pos, bytes, status);
+    }
+    return mca_common_ompio_file_write_at(fh, off, buf, count, datatype, status);
+}
+
+int mca_common_sfio_sharedfp_read(ompio_file_t *fh, void *buf, int count,
+                                  struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+{
+    int64_t off = 0, pos = 0, bytes = 0;
+    ptrdiff_t lb = 0;
+    if (MPI_SUCCESS != amode_error(fh, false)) {
+        return amode_error(fh, false);
+    }
+    int rc = take(fh, count, datatype, &off, &pos, &bytes);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (direct_ok(fh, count, datatype, bytes, &lb)) {
+        return direct_io(fh, false, buf, lb, pos, bytes, status);
+    }
+    return mca_common_ompio_file_read_at(fh, off, buf, count, datatype, status);
+}
+
+int mca_common_sfio_sharedfp_iwrite(ompio_file_t *fh, const void *buf, int count,
+                                    struct ompi_datatype_t *datatype, ompi_request_t **request)
+{
+    int64_t off = 0, pos = 0, bytes = 0;
+    if (MPI_SUCCESS != amode_error(fh, true)) {
+        return amode_error(fh, true);
+    }
+    int rc = take(fh, count, datatype, &off, &pos, &bytes);
+    return MPI_SUCCESS != rc
+               ? rc
+               : mca_common_ompio_file_iwrite_at(fh, off, buf, count, datatype, request);
+}
+
+int mca_common_sfio_sharedfp_iread(ompio_file_t *fh, void *buf, int count,
+                                   struct ompi_datatype_t *datatype, ompi_request_t **request)
+{
+    int64_t off = 0, pos = 0, bytes = 0;
+    if (MPI_SUCCESS != amode_error(fh, false)) {
+        return amode_error(fh, false);
+    }
+    int rc = take(fh, count, datatype, &off, &pos, &bytes);
+    return MPI_SUCCESS != rc
+               ? rc
+               : mca_common_ompio_file_iread_at(fh, off, buf, count, datatype, request);
+}
+
+/*
+ * Collective: places this rank's part of an ordered access.  One
+ * exclusive prefix sum of the sizes; the last rank, which then knows the
+ * total, takes it with one fetch-and-add and broadcasts the base.  A rank
+ * with a bad argument contributes 0 bytes and gets its error back in
+ * *local_p; the collective data call must still be entered by everyone
+ * (with count 0 there).  Returns an error only when the whole group fails.
+ */
+static int ordered_place(ompio_file_t *fh, int count, struct ompi_datatype_t *datatype,
+                         int64_t *etypes_p, int *local_p)
+{
+    ompi_communicator_t *comm = fh->f_comm;
+    sfp_file_t *f = sfp_of(fh);
+    int64_t bytes = 0, prefix = 0;
+    int lerr = NULL == f ? -EBADF : access_bytes(fh, count, datatype, &bytes);
+    if (0 != lerr) {
+        bytes = 0;
+    }
+    int rc = comm->c_coll->coll_exscan(&bytes, &prefix, 1, MPI_INT64_T, MPI_SUM, comm,
+                                       comm->c_coll->coll_exscan_module);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (0 == fh->f_rank) {
+        prefix = 0;   /* MPI_Exscan leaves rank 0's result undefined */
+    }
+    int64_t msg[2] = { 0, 0 };   /* base, error */
+    int last = fh->f_size - 1;
+    if (last == fh->f_rank) {
+        msg[1] = NULL == f ? -EBADF
+                           : mca_common_sfio_coord_fetch_add(f->coord, SLOT_POINTER,
+                                                             prefix + bytes, &msg[0]);
+    }
+    rc = comm->c_coll->coll_bcast(msg, 2, MPI_INT64_T, last, comm,
+                                  comm->c_coll->coll_bcast_module);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (0 != msg[1]) {
+        return sfp_error((int) msg[1]);
+    }
+    if (0 == lerr) {
+        lerr = mca_common_sfio_sfp_ordered_offset(msg[0], prefix, fh->f_etype_size, etypes_p);
+    }
+    if (0 != lerr) {
+        *etypes_p = 0;
+    }
+    *local_p = sfp_error(lerr);
+    return MPI_SUCCESS;
+}
+
+/*
+ * The data part of an ordered access whose place is known: every rank's
+ * part is one disjoint interval of the view, so independent explicit-
+ * offset calls (or the direct path) give the same file as the collective
+ * call, without the fcoll's exchange.  With ordered_collective the data go
+ * through the collective call instead (aggregation pays off when the
+ * parts are small and the file system charges per call).
+ */
+static bool ordered_coll(const ompio_file_t *fh)
+{
+    const sfp_file_t *f = sfp_of(fh);
+    return NULL != f && f->ordered_collective;
+}
+
+static int ordered_independent(ompio_file_t *fh, bool write, void *buf, int64_t off, int count,
+                               struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+{
+    int64_t bytes = 0;
+    ptrdiff_t lb = 0;
+    if (0 == access_bytes(fh, count, datatype, &bytes) &&
+        direct_ok(fh, count, datatype, bytes, &lb)) {
+        return direct_io(fh, write, buf, lb, off * (int64_t) fh->f_etype_size, bytes, status);
+    }
+    return write ? mca_common_ompio_file_write_at(fh, off, buf, count, datatype, status)
+                 : mca_common_ompio_file_read_at(fh, off, buf, count, datatype, status);
+}
+
+int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
+                                           struct ompi_datatype_t *datatype,
+                                           ompi_status_public_t *status)
+{
+    if (MPI_SUCCESS != amode_error(fh, true)) {
+        return amode_error(fh, true);
+    }
+    int64_t off = 0;
+    int local = MPI_SUCCESS;
+    int rc = ordered_place(fh, count, datatype, &off, &local);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (!ordered_coll(fh)) {
+        return MPI_SUCCESS != local ? local : ordered_independent(fh, true, (void *) buf, off,
+                                                                  count, datatype, status);
+    }
+    rc = mca_common_ompio_file_write_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+                                            datatype, status);
+    return MPI_SUCCESS != local ? local : rc;
+}
+
+int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count,
+                                          struct ompi_datatype_t *datatype,
+                                          ompi_status_public_t *status)
+{
+    if (MPI_SUCCESS != amode_error(fh, false)) {
+        return amode_error(fh, false);
+    }
+    int64_t off = 0;
+    int local = MPI_SUCCESS;
+    int rc = ordered_place(fh, count, datatype, &off, &local);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (!ordered_coll(fh)) {
+        return MPI_SUCCESS != local ? local : ordered_independent(fh, false, buf, off, count,
+                                                                  datatype, status);
+    }
+    rc = mca_common_ompio_file_read_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+                                           datatype, status);
+    return MPI_SUCCESS != local ? local : rc;
+}
+
+int mca_common_sfio_sharedfp_write_ordered_begin(ompio_file_t *fh, const void *buf, int count,
+                                                 struct ompi_datatype_t *datatype)
+{
+    if (MPI_SUCCESS != amode_error(fh, true)) {
+        return amode_error(fh, true);
+    }
+    int64_t off = 0;
+    int local = MPI_SUCCESS;
+    if (fh->f_split_coll_in_use) {
+        return MPI_ERR_REQUEST;   /* one split collective per file at a time */
+    }
+    int rc = ordered_place(fh, count, datatype, &off, &local);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (!ordered_coll(fh)) {
+        rc = mca_common_ompio_file_iwrite_at(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+                                             datatype, &fh->f_split_coll_req);
+    } else {
+        rc = mca_common_ompio_file_iwrite_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+                                                 datatype, &fh->f_split_coll_req);
+    }
+    fh->f_split_coll_in_use = true;
+    return MPI_SUCCESS != local ? local : rc;
+}
+
+int mca_common_sfio_sharedfp_write_ordered_end(ompio_file_t *fh, const void *buf,
+                                               ompi_status_public_t *status)
+{
+    (void) buf;
+    if (!fh->f_split_coll_in_use) {
+        return MPI_ERR_REQUEST;
+    }
+    int rc = ompi_request_wait(&fh->f_split_coll_req, status);
+    fh->f_split_coll_in_use = false;
+    return rc;
+}
+
+int mca_common_sfio_sharedfp_read_ordered_begin(ompio_file_t *fh, void *buf, int count,
+                                                struct ompi_datatype_t *datatype)
+{
+    if (MPI_SUCCESS != amode_error(fh, false)) {
+        return amode_error(fh, false);
+    }
+    int64_t off = 0;
+    int local = MPI_SUCCESS;
+    if (fh->f_split_coll_in_use) {
+        return MPI_ERR_REQUEST;
+    }
+    int rc = ordered_place(fh, count, datatype, &off, &local);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (!ordered_coll(fh)) {
+        rc = mca_common_ompio_file_iread_at(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+                                            datatype, &fh->f_split_coll_req);
+    } else {
+        rc = mca_common_ompio_file_iread_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
+                                                datatype, &fh->f_split_coll_req);
+    }
+    fh->f_split_coll_in_use = true;
+    return MPI_SUCCESS != local ? local : rc;
+}
+
+int mca_common_sfio_sharedfp_read_ordered_end(ompio_file_t *fh, void *buf,
+                                              ompi_status_public_t *status)
+{
+    return mca_common_sfio_sharedfp_write_ordered_end(fh, buf, status);
+}

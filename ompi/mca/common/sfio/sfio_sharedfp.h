@@ -1,0 +1,82 @@
+/*
+ * sfio_sharedfp: the shared file pointer of sharedfp/fetchadd, on top of
+ * the coordination service (sfio_coord) and the pointer arithmetic
+ * (sfio_sfp).  This is the one file that reads and writes ompio_file_t
+ * for the shared pointer (f_sharedfp_data, f_etype_size, the view fields,
+ * f_split_coll_req/_in_use); the component only fills the module table.
+ *
+ * The pointer is slot 0 of the file's coordination service, in view bytes
+ * (etypes x etype size), as OMPIO's sharedfp interface expects:
+ *   write/read/iwrite/iread_shared  one fetch-and-add of the access size,
+ *                                   then the explicit-offset call;
+ *   write/read_ordered (+begin/end) one exclusive prefix sum of the sizes
+ *                                   (MPI_Exscan), the last rank fetch-adds
+ *                                   the total once and broadcasts the base,
+ *                                   then each rank's explicit-offset call
+ *                                   (or the collective one, by option);
+ *   seek                            barrier (every earlier access has taken
+ *                                   its bytes), rank 0 stores, broadcast of
+ *                                   the result (nobody moves on before);
+ *   get_position                    one load.
+ * OMPIO calls seek(0, SET) at the end of every set_view, which resets the
+ * pointer as MPI requires.
+ */
+#ifndef MCA_COMMON_SFIO_SHAREDFP_H
+#define MCA_COMMON_SFIO_SHAREDFP_H
+
+#include "ompi_config.h"
+#include "ompi/mca/common/ompio/common_ompio.h"
+#include "ompi/mca/sharedfp/sharedfp.h"
+
+#include "sfio_coord.h"
+
+BEGIN_C_DECLS
+
+typedef struct mca_common_sfio_sharedfp_options_t {
+    mca_common_sfio_coord_backend_t backend;   /* AUTO, SHM or RMA */
+    const char *shm_dir;                       /* NULL/"": /dev/shm */
+    bool direct;                               /* small contiguous accesses: one fbtl call */
+    bool ordered_collective;                   /* ordered data by *_at_all (else *_at) */
+} mca_common_sfio_sharedfp_options_t;
+
+/* Whether the options can serve fh's communicator (the same answer on
+ * every rank; no communication).  Sets *why_p to a reason when not. */
+bool mca_common_sfio_sharedfp_usable(ompio_file_t *fh,
+                                     const mca_common_sfio_sharedfp_options_t *options,
+                                     const char **why_p);
+
+int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
+                                  int amode, struct opal_info_t *info, ompio_file_t *fh,
+                                  const mca_common_sfio_sharedfp_options_t *options);
+int mca_common_sfio_sharedfp_close(ompio_file_t *fh);
+
+int mca_common_sfio_sharedfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence);
+int mca_common_sfio_sharedfp_get_position(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *offset);
+
+int mca_common_sfio_sharedfp_write(ompio_file_t *fh, const void *buf, int count,
+                                   struct ompi_datatype_t *datatype, ompi_status_public_t *status);
+int mca_common_sfio_sharedfp_read(ompio_file_t *fh, void *buf, int count,
+                                  struct ompi_datatype_t *datatype, ompi_status_public_t *status);
+int mca_common_sfio_sharedfp_iwrite(ompio_file_t *fh, const void *buf, int count,
+                                    struct ompi_datatype_t *datatype, ompi_request_t **request);
+int mca_common_sfio_sharedfp_iread(ompio_file_t *fh, void *buf, int count,
+                                   struct ompi_datatype_t *datatype, ompi_request_t **request);
+
+int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
+                                           struct ompi_datatype_t *datatype,
+                                           ompi_status_public_t *status);
+int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count,
+                                          struct ompi_datatype_t *datatype,
+                                          ompi_status_public_t *status);
+int mca_common_sfio_sharedfp_write_ordered_begin(ompio_file_t *fh, const void *buf, int count,
+                                                 struct ompi_datatype_t *datatype);
+int mca_common_sfio_sharedfp_write_ordered_end(ompio_file_t *fh, const void *buf,
+                                               ompi_status_public_t *status);
+int mca_common_sfio_sharedfp_read_ordered_begin(ompio_file_t *fh, void *buf, int count,
+                                                struct ompi_datatype_t *datatype);
+int mca_common_sfio_sharedfp_read_ordered_end(ompio_file_t *fh, void *buf,
+                                              ompi_status_public_t *status);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * sharedfp/fetchadd: shared file pointers kept in the suite's coordination
+ * service (common/sfio: sfio_coord) and moved by atomic fetch-and-add;
+ * ordered accesses by one prefix sum.  No lock files, nothing named after
+ * the user's file, any number of nodes.  This component only registers
+ * parameters and fills the module table; the engine does the work
+ * (sfio_sharedfp.c).
+ */
+#ifndef MCA_SHAREDFP_FETCHADD_H
+#define MCA_SHAREDFP_FETCHADD_H
+
+#include "ompi_config.h"
+#include "ompi/mca/sharedfp/sharedfp.h"
+#include "ompi/mca/common/ompio/common_ompio.h"
+
+BEGIN_C_DECLS
+
+extern int mca_sharedfp_fetchadd_priority;
+extern int mca_sharedfp_fetchadd_verbose;
+extern int mca_sharedfp_fetchadd_output;
+extern int mca_sharedfp_fetchadd_backend;
+extern char *mca_sharedfp_fetchadd_shm_dir;
+extern bool mca_sharedfp_fetchadd_direct;
+extern bool mca_sharedfp_fetchadd_ordered_collective;
+
+/* Open MPI 5.0 builds its components into libmpi and no longer defines
+ * OMPI_MODULE_DECLSPEC; this DSO must still export its component. */
+#ifndef OMPI_MODULE_DECLSPEC
+#define OMPI_MODULE_DECLSPEC __attribute__((visibility("default")))
+#endif
+
+OMPI_MODULE_DECLSPEC extern mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component;
+
+struct mca_sharedfp_base_module_1_0_0_t *
+mca_sharedfp_fetchadd_component_file_query(ompio_file_t *fh, int *priority);
+
+END_C_DECLS
+
+#endif

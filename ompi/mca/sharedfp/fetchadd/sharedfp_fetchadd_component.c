@@ -1,0 +1,127 @@
+/*
+ * sharedfp/fetchadd component: parameters, open/close.
+ */
+#include "ompi_config.h"
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/output.h"
+#include "ompi/mca/sharedfp/sharedfp.h"
+
+#include "sharedfp_fetchadd.h"
+#include "sfio_component.h"
+#include "sfio_coord.h"
+
+int mca_sharedfp_fetchadd_priority = 50;   /* above stock sm (30), lockedfile and individual (10) */
+int mca_sharedfp_fetchadd_verbose = 0;
+int mca_sharedfp_fetchadd_output = -1;
+int mca_sharedfp_fetchadd_backend = MCA_COMMON_SFIO_COORD_AUTO;
+char *mca_sharedfp_fetchadd_shm_dir = NULL;
+bool mca_sharedfp_fetchadd_direct = true;
+bool mca_sharedfp_fetchadd_ordered_collective = false;
+
+static int fetchadd_register(void)
+{
+    const mca_base_component_t *c = &mca_sharedfp_fetchadd_component.sharedfpm_version;
+    mca_sharedfp_fetchadd_priority = 50;
+    (void) mca_base_component_var_register(c, "priority",
+        "Priority of the sharedfp fetchadd component (stock sm uses 30, lockedfile and "
+        "individual 10; the highest wins)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_sharedfp_fetchadd_priority);
+    mca_sharedfp_fetchadd_verbose = 0;
+    (void) mca_base_component_var_register(c, "verbose",
+        "Verbosity of the sharedfp fetchadd component (0: silent, 1: decisions and errors, "
+        "10: the backend of every file)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_sharedfp_fetchadd_verbose);
+
+    static mca_base_var_enum_value_t backends[] = {
+        { MCA_COMMON_SFIO_COORD_AUTO, "auto" },
+        { MCA_COMMON_SFIO_COORD_SHM, "shm" },
+        { MCA_COMMON_SFIO_COORD_RMA, "rma" },
+        { 0, NULL },
+    };
+    mca_base_var_enum_t *e = NULL;
+    if (OPAL_SUCCESS == mca_base_var_enum_create("sharedfp_fetchadd_backend", backends, &e)) {
+        mca_sharedfp_fetchadd_backend = MCA_COMMON_SFIO_COORD_AUTO;
+        (void) mca_base_component_var_register(c, "backend",
+            "Where the shared file pointer lives. auto: process memory for one rank, shm when "
+            "all ranks share a node, rma otherwise; shm: a shared-memory page on the node, "
+            "moved by C11 atomics (no rank ever waits for another to enter MPI); rma: an MPI "
+            "window on rank 0 of the file's communicator, MPI_Fetch_and_op with passive "
+            "target (works across nodes; needs an osc component that progresses without the "
+            "target for a rank busy outside MPI not to stall the others)",
+            MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+            &mca_sharedfp_fetchadd_backend);
+        OBJ_RELEASE(e);
+    }
+    mca_sharedfp_fetchadd_shm_dir = "/dev/shm";
+    (void) mca_base_component_var_register(c, "shm_dir",
+        "Directory of the shm backend's shared-memory page (a node-local tmpfs).  The page "
+        "has a random name, is unlinked as soon as every rank has mapped it, and pages "
+        "left by a job killed during MPI_File_open are removed by the next open",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_sharedfp_fetchadd_shm_dir);
+    mca_sharedfp_fetchadd_direct = true;
+    (void) mca_base_component_var_register(c, "direct",
+        "Blocking write_shared/read_shared of a contiguous buffer (up to 4 MiB) through a "
+        "contiguous native view go to the selected fbtl as one I/O entry, skipping OMPIO's "
+        "per-call set-up; off: every access takes OMPIO's explicit-offset path",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_sharedfp_fetchadd_direct);
+    mca_sharedfp_fetchadd_ordered_collective = false;
+    (void) mca_base_component_var_register(c, "ordered_collective",
+        "Data of write_ordered/read_ordered (and their begin/end forms) through the "
+        "collective explicit-offset calls (the fcoll component aggregates them); off "
+        "(default): once the prefix sum has placed every rank's part, each rank writes or "
+        "reads its own disjoint part with an independent call",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_sharedfp_fetchadd_ordered_collective);
+    return OMPI_SUCCESS;
+}
+
+static int fetchadd_open(void)
+{
+    int rc = mca_common_sfio_component_check_series("sharedfp", "fetchadd");
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_sharedfp_fetchadd_output =
+        mca_common_sfio_component_output_open("sharedfp:fetchadd", mca_sharedfp_fetchadd_verbose);
+    return OMPI_SUCCESS;
+}
+
+static int fetchadd_close(void)
+{
+    mca_common_sfio_component_output_close(mca_sharedfp_fetchadd_output);
+    mca_sharedfp_fetchadd_output = -1;
+    return OMPI_SUCCESS;
+}
+
+static int fetchadd_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    return OMPI_SUCCESS;
+}
+
+static int fetchadd_file_unquery(ompio_file_t *fh)
+{
+    return OMPI_SUCCESS;
+}
+
+mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component = {
+    .sharedfpm_version = {
+        MCA_SHAREDFP_BASE_VERSION_2_0_0,
+        .mca_component_name = "fetchadd",
+        MCA_BASE_MAKE_VERSION(component, SFIO_VERSION_MAJOR, SFIO_VERSION_MINOR,
+                              SFIO_VERSION_RELEASE),
+        .mca_open_component = fetchadd_open,
+        .mca_close_component = fetchadd_close,
+        .mca_register_component_params = fetchadd_register,
+    },
+    .sharedfpm_data = {
+        MCA_BASE_METADATA_PARAM_CHECKPOINT
+    },
+    .sharedfpm_init_query = fetchadd_init_query,
+    .sharedfpm_file_query = mca_sharedfp_fetchadd_component_file_query,
+    .sharedfpm_file_unquery = fetchadd_file_unquery,
+};
