@@ -83,7 +83,59 @@
 #endif
 
 /* 5.0 exports mca_common_ompio_base_file_read_all() from libmpi (the
- * read_all every stock 5.0 fcoll uses); 4.1 has no such function. */
+ * read_all every stock 5.0 fcoll uses); 4.1 has no such function.  (5.0's
+ * fcoll/base/base.h also declares mca_fcoll_base_file_read_all(), but
+ * libmpi does not export it: do not call it.) */
 #define SFIO_OMPI_HAVE_COMMON_READ_ALL (SFIO_OMPI_SERIES >= 50)
+
+/* OMPIO_PREPARE_BUF / OMPIO_PREPARE_READ_BUF (common_ompio_buffer.h) take
+ * an extra _tmp_buf_size argument in 5.0 (0: max_data).  Use these: */
+#if SFIO_OMPI_SERIES >= 50
+#define SFIO_OMPIO_PREPARE_BUF(fh, buf, count, dtype, tbuf, conv, max_data, iov, iov_count) \
+    OMPIO_PREPARE_BUF(fh, buf, count, dtype, tbuf, conv, max_data, 0, iov, iov_count)
+#define SFIO_OMPIO_PREPARE_READ_BUF(fh, buf, count, dtype, tbuf, conv, max_data, iov, iov_count) \
+    OMPIO_PREPARE_READ_BUF(fh, buf, count, dtype, tbuf, conv, max_data, 0, iov, iov_count)
+#else
+#define SFIO_OMPIO_PREPARE_BUF(fh, buf, count, dtype, tbuf, conv, max_data, iov, iov_count) \
+    OMPIO_PREPARE_BUF(fh, buf, count, dtype, tbuf, conv, max_data, iov, iov_count)
+#define SFIO_OMPIO_PREPARE_READ_BUF(fh, buf, count, dtype, tbuf, conv, max_data, iov, iov_count) \
+    OMPIO_PREPARE_READ_BUF(fh, buf, count, dtype, tbuf, conv, max_data, iov, iov_count)
+#endif
+
+/* opal_info_get() changed signature: 4.1 copies into (valuelen, char *),
+ * 5.0 returns a reference-counted opal_cstring_t.  One call for both:
+ * copies the value of key (truncated to len - 1 bytes) into value and sets
+ * *flag_p to 1 when the key is present, 0 otherwise.  Returns an OPAL
+ * error code.  (Hints such as cb_nodes, cb_buffer_size for fcoll.) */
+#include <string.h>
+#include "opal/util/info.h"
+
+static inline int mca_common_sfio_info_get(opal_info_t *info, const char *key, char *value,
+                                           size_t len, int *flag_p)
+{
+    *flag_p = 0;
+    if (NULL == info || 0 == len) {
+        return OPAL_SUCCESS;
+    }
+#if SFIO_OMPI_SERIES >= 50
+    opal_cstring_t *str = NULL;
+    int rc = opal_info_get(info, key, &str, flag_p);
+    if (OPAL_SUCCESS == rc && *flag_p && NULL != str) {
+        strncpy(value, str->string, len - 1);
+        value[len - 1] = '\0';
+    }
+    if (NULL != str) {
+        OBJ_RELEASE(str);
+    }
+    return rc;
+#else
+    int vlen = len - 1 > (size_t) MPI_MAX_INFO_VAL ? MPI_MAX_INFO_VAL : (int) (len - 1);
+    int rc = opal_info_get(info, key, vlen, value, flag_p);
+    if (OPAL_SUCCESS == rc && *flag_p) {
+        value[vlen] = '\0';
+    }
+    return rc;
+#endif
+}
 
 #endif
