@@ -3,8 +3,9 @@
 #   ./quickstart.sh demo   install dependencies, build, install the components
 #                          for this user (~/.openmpi/components), run the demo
 #   ./quickstart.sh test   the same set-up, then the whole test suite
-# Environment: SFIO_BUILD_DIR (default ./build), SFIO_NP (demo ranks, 4),
-# SFIO_SKIP_APT=1 to skip the apt step.
+# Works on Debian bookworm (Open MPI 4.1) and trixie (Open MPI 5.0).
+# Environment: SFIO_BUILD_DIR (default ./build), SFIO_PREFIX (default
+# ~/.openmpi), SFIO_NP (demo ranks, 4), SFIO_SKIP_APT=1 to skip the apt step.
 set -eu
 
 cmd=${1:-demo}
@@ -12,7 +13,8 @@ src=$(cd "$(dirname "$0")" && pwd)
 build=${SFIO_BUILD_DIR:-$src/build}
 prefix=${SFIO_PREFIX:-$HOME/.openmpi}
 
-# Packages the suite needs on Debian bookworm (and trixie).
+# Packages the suite needs on Debian bookworm and trixie (.ci/trixie.sh
+# installs the same list into its root).
 packages="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
           check libhwloc-dev libpmix-dev libfabric-dev valgrind python3 python3-matplotlib"
 
@@ -39,9 +41,11 @@ build_and_install() {
     make -s install
 }
 
-# mpirun as root needs these; oversubscription lets 8 ranks run on 2 cores.
+# mpirun as root needs these; oversubscription lets 8 ranks run on 2 cores
+# (Open MPI 4.1's ORTE reads the OMPI_MCA_ variable, 5.0's PRRTE the PRTE_MCA_ one).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+export PRTE_MCA_rmaps_default_mapping_policy=${PRTE_MCA_rmaps_default_mapping_policy:-:oversubscribe}
 
 case "$cmd" in
 demo)
