@@ -62,6 +62,10 @@ STAMP_CONTENT="v$STAMP_VERSION suite=$SUITE pkgs=$(echo $PACKAGES)"
 #  - single node only: btl self,sm + pml ob1 (otherwise btl/tcp prints
 #    "Unable to find reachable pairing between local and remote interfaces"
 #    for every rank inside the chroot, and pml/ucx may be probed).
+#  - mpirun hands its ranks OMPI_MCA_mca_base_component_path=<PMIx plugin
+#    dir>, and PMIx reads that variable too: whoever points it at the
+#    suite's components (tests, bench) makes PMIx print "bad prefix" lines
+#    for them unless PMIx has its own PMIX_MCA_mca_base_component_path.
 CHROOT_ENV=(
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   HOME=/root
@@ -73,6 +77,7 @@ CHROOT_ENV=(
   PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
   OMPI_MCA_btl=self,sm
   OMPI_MCA_pml=ob1
+  PMIX_MCA_mca_base_component_path=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
 )
 # Pass through CI/MAKEFLAGS and any variables named in SFIO_TRIXIE_PASSENV.
 for _v in CI MAKEFLAGS ${SFIO_TRIXIE_PASSENV:-}; do
