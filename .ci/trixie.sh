@@ -7,6 +7,11 @@
 #   .ci/trixie.sh run -- CMD ARGS..  run CMD inside the root, checkout at /src
 #   .ci/trixie.sh shell              interactive shell inside the root
 #   .ci/trixie.sh selftest           mpicc/ompi_info/mpirun + MPI-IO smoke test
+#   .ci/trixie.sh test [-- ARGS]     the README's test command (./quickstart.sh test)
+#                                    on a copy of the checkout, fresh build dir
+#   .ci/trixie.sh build              build the suite in the root (incremental)
+#   .ci/trixie.sh bench -- ARGS      build, then bench/sfio-bench ARGS against
+#                                    Open MPI 5.0 with the suite's components
 #   .ci/trixie.sh clean              remove the cached root
 #
 # Environment:
@@ -15,6 +20,10 @@
 #   SFIO_SRC            dir bound to /src (default: the checkout holding this script)
 #   SFIO_TRIXIE_SHM     size of /dev/shm tmpfs inside the root (default 2g)
 #   SFIO_TRIXIE_PASSENV names of extra host variables to pass into the root
+#   SFIO_TRIXIE_WORK    work dir inside the root for test/build/bench
+#                       (default /root/sfio-work/<hash of SFIO_SRC>): src/ is a
+#                       copy of the checkout, build/ (bench, build) and
+#                       ci-build/ (test, emptied first) the build trees
 #
 # Needs root (debootstrap, chroot, mount).  No TTY needed.  Idempotent: a root
 # is complete only when its stamp file matches the package set below; an
@@ -32,11 +41,13 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SELF=$HERE/$(basename "${BASH_SOURCE[0]}")
 SRC=${SFIO_SRC:-$(cd "$HERE/.." && pwd)}
 
-PACKAGES="build-essential autoconf automake libtool pkg-config \
-libopenmpi-dev openmpi-bin check libhwloc-dev libpmix-dev libfabric-dev \
-valgrind python3 ca-certificates file"
+# The same apt packages as the README's set-up (quickstart.sh is the one
+# list), plus what this script itself needs inside the root.
+PACKAGES="$(sed -n '/^packages="/,/"/p' "$HERE/../quickstart.sh" | sed 's/^packages=//; s/"//g' | tr -s ' \n' ' ')"
+[ -n "${PACKAGES// /}" ] || { echo "[trixie] ERROR: no package list in quickstart.sh" >&2; exit 1; }
+PACKAGES="$PACKAGES ca-certificates file"
 # Bump STAMP_VERSION when the way the root is prepared changes.
-STAMP_VERSION=4
+STAMP_VERSION=5
 STAMP_FILE=.sfio-trixie-complete
 STAMP_CONTENT="v$STAMP_VERSION suite=$SUITE pkgs=$(echo $PACKAGES)"
 
@@ -51,6 +62,10 @@ STAMP_CONTENT="v$STAMP_VERSION suite=$SUITE pkgs=$(echo $PACKAGES)"
 #  - single node only: btl self,sm + pml ob1 (otherwise btl/tcp prints
 #    "Unable to find reachable pairing between local and remote interfaces"
 #    for every rank inside the chroot, and pml/ucx may be probed).
+#  - mpirun hands its ranks OMPI_MCA_mca_base_component_path=<PMIx plugin
+#    dir>, and PMIx reads that variable too: whoever points it at the
+#    suite's components (tests, bench) makes PMIx print "bad prefix" lines
+#    for them unless PMIx has its own PMIX_MCA_mca_base_component_path.
 CHROOT_ENV=(
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   HOME=/root
@@ -62,6 +77,7 @@ CHROOT_ENV=(
   PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
   OMPI_MCA_btl=self,sm
   OMPI_MCA_pml=ob1
+  PMIX_MCA_mca_base_component_path=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
 )
 # Pass through CI/MAKEFLAGS and any variables named in SFIO_TRIXIE_PASSENV.
 for _v in CI MAKEFLAGS ${SFIO_TRIXIE_PASSENV:-}; do
@@ -330,6 +346,88 @@ run_inner() {
   return $rc
 }
 
+# ------------------------------------------------------ test/build/bench ---
+WORK=${SFIO_TRIXIE_WORK:-/root/sfio-work/$(printf '%s' "$SRC" | md5sum | cut -c1-12)}
+
+# pass_env NAME=VALUE...: set variables for the command run in the root.
+# They must be exported and named in SFIO_TRIXIE_PASSENV, because "run"
+# re-executes this script in a private mount namespace (CHROOT_ENV is
+# rebuilt there from the environment).
+pass_env() {
+  local kv
+  for kv in "$@"; do
+    export "${kv%%=*}=${kv#*=}"
+    SFIO_TRIXIE_PASSENV="${SFIO_TRIXIE_PASSENV:-} ${kv%%=*}"
+    CHROOT_ENV+=("$kv")
+  done
+  export SFIO_TRIXIE_PASSENV
+}
+
+# stage_src: copy the checkout (tracked and untracked-but-not-ignored files
+# when it is a git checkout, else everything but build trees) into
+# $ROOT$WORK/src, keeping mtimes so that incremental builds stay incremental.
+stage_src() {
+  local dst=$ROOT$WORK/src
+  mkdir -p "$dst"
+  if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$SRC" && git ls-files -z -co --exclude-standard | tar --null -T - -cf - 2>/dev/null) |
+      tar -xf - -C "$dst"
+  else
+    (cd "$SRC" && tar --exclude=./build --exclude=./.git --exclude=./autom4te.cache -cf - .) |
+      tar -xf - -C "$dst"
+  fi
+}
+
+# Runs inside the root: (re)generate and configure only when the build
+# system changed, then make.  $1 = build dir.
+BUILD_SCRIPT='
+set -eu
+src=$SFIO_WORK/src; b=$1
+mkdir -p "$b"
+sum=$(cat "$src"/configure.ac "$src"/config/*.m4 $(find "$src" -name Makefile.am) | md5sum | cut -c1-32)
+if [ ! -x "$src/configure" ] || [ "$(cat "$src/.sfio-autoreconf" 2>/dev/null)" != "$sum" ]; then
+  echo "== autoreconf -fi ($src)"
+  (cd "$src" && autoreconf -fi >/dev/null 2>&1) || (cd "$src" && autoreconf -fi)
+  echo "$sum" > "$src/.sfio-autoreconf"
+  rm -f "$b/config.status"
+fi
+cd "$b"
+[ -f config.status ] || { echo "== configure ($b)"; "$src/configure" -q; }
+make -s -j"$(nproc)"
+'
+
+cmd_test() { # the README test command inside the root, on a fresh build dir
+  cmd_setup
+  stage_src
+  rm -rf "$ROOT$WORK/ci-build" "$ROOT$WORK/prefix"
+  # install into the work dir, never into the cached root's ~/.openmpi
+  # (Open MPI would then load those components in every later use)
+  pass_env SFIO_BUILD_DIR="$WORK/ci-build" SFIO_PREFIX="$WORK/prefix"
+  cmd_run /bin/bash -c 'cd "$0" && exec ./quickstart.sh test "$@"' "$WORK/src" "$@"
+}
+
+cmd_build() {
+  cmd_setup
+  stage_src
+  pass_env SFIO_WORK="$WORK"
+  cmd_run /bin/bash -c "$BUILD_SCRIPT" sfio-build "$WORK/build"
+}
+
+# bench -- ARGS: build (as "build" does), then sfio-bench from the root build, the suite's components
+# ahead of Open MPI 5.0's own; results land in the checkout (./sfio-results
+# unless --out says otherwise) because the command runs in /src.
+cmd_bench() {
+  cmd_setup
+  stage_src
+  local b=$WORK/build
+  pass_env SFIO_WORK="$WORK" \
+           OMPI_MCA_mca_base_component_path="$b/components:/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi40" \
+           SFIO_BENCH_BIN="$b/bench/sfio_bench" SFIO_NETSTORE_LIB="$b/bench/.libs/libnetstore.so"
+  # one command in the root (cmd_run does not return: it execs)
+  cmd_run /bin/bash -c "$BUILD_SCRIPT"'
+shift; cd /src; exec python3 /src/bench/sfio-bench "$@"' sfio-bench "$b" "$@"
+}
+
 SELFTEST_SCRIPT='
 set -eu
 echo "== mpicc --showme"; mpicc --showme
@@ -385,8 +483,20 @@ case "$cmd" in
   __run_inner) run_inner "$@" ;;
   shell) cmd_run /bin/bash -i ;;
   selftest) cmd_run /bin/bash -c "$SELFTEST_SCRIPT" ;;
+  test)
+    [ "${1:-}" = -- ] && shift
+    cmd_test "$@" ;;
+  build) cmd_build ;;
+  where) # host paths: root, work (dir inside the root), build (test's build dir)
+    case "${1:-}" in
+      root) echo "$ROOT" ;; work) echo "$ROOT$WORK" ;; build) echo "$ROOT$WORK/ci-build" ;;
+      *) die "usage: $0 where root|work|build" ;;
+    esac ;;
+  bench)
+    [ "${1:-}" = -- ] && shift
+    cmd_bench "$@" ;;
   clean)
     umount_below "$ROOT.partial"; umount_below "$ROOT"
     rm -rf "$ROOT.partial" "$ROOT" "$ROOT.lock"; log "removed $ROOT" ;;
-  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

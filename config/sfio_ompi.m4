@@ -1,6 +1,7 @@
 dnl Locate an installed Open MPI with its internal (devel) headers.
 dnl Sets/substitutes: SFIO_OMPI_CPPFLAGS, SFIO_OMPI_LDFLAGS, SFIO_OMPI_LIBS,
-dnl SFIO_OMPI_INCDIR, SFIO_OMPI_VERSION, SFIO_OMPI_SERIES, ompilibdir (component dir),
+dnl SFIO_OMPI_INCDIR, SFIO_OMPI_VERSION, SFIO_OMPI_SERIES (4.1 or 5.0), SFIO_OMPI_MAJOR,
+dnl AM conditional SFIO_OMPI_SERIES_5, ompilibdir (component dir),
 dnl sfio_helpdir.
 AC_DEFUN([SFIO_FIND_OMPI], [
   AC_ARG_WITH([ompi],
@@ -38,12 +39,8 @@ AC_DEFUN([SFIO_FIND_OMPI], [
   SFIO_OMPI_INCDIR="$sfio_ompi_incbase/openmpi"
   AS_IF([test ! -f "$SFIO_OMPI_INCDIR/ompi/mca/common/ompio/common_ompio.h"],
     [AC_MSG_ERROR([OMPIO headers (ompi/mca/common/ompio/common_ompio.h) missing under $SFIO_OMPI_INCDIR: install Debian package libopenmpi-dev (Open MPI must be built with --with-devel-headers)])])
-  AS_IF([test ! -e "$sfio_ompi_libdir/libmca_common_ompio.so"],
-    [AC_MSG_ERROR([libmca_common_ompio.so missing in $sfio_ompi_libdir: install Debian package libopenmpi-dev])])
-
   SFIO_OMPI_CPPFLAGS="-I$sfio_ompi_incbase -I$SFIO_OMPI_INCDIR"
   SFIO_OMPI_LDFLAGS="-L$sfio_ompi_libdir"
-  SFIO_OMPI_LIBS="-lmpi -lmca_common_ompio -lopen-pal"
 
   AC_MSG_CHECKING([Open MPI version])
   sfio_save_CPPFLAGS=$CPPFLAGS
@@ -55,9 +52,24 @@ AC_DEFUN([SFIO_FIND_OMPI], [
   SFIO_OMPI_VERSION="$sfio_ompi_major.$sfio_ompi_minor.$sfio_ompi_release"
   SFIO_OMPI_SERIES="$sfio_ompi_major.$sfio_ompi_minor"
   AC_MSG_RESULT([$SFIO_OMPI_VERSION])
+  dnl The series decides the interfaces compiled (see
+  dnl ompi/mca/common/sfio/sfio_ompi_compat.h) and what the components link:
+  dnl 4.1 keeps OMPIO's common code in libmca_common_ompio; 5.0 exports it
+  dnl from libmpi and has no such library.
   AS_CASE([$SFIO_OMPI_SERIES],
-    [4.1], [],
-    [AC_MSG_ERROR([Open MPI $SFIO_OMPI_VERSION is not supported (supported: 4.1.x); on Debian bookworm install libopenmpi-dev])])
+    [4.1], [
+      AS_IF([test ! -e "$sfio_ompi_libdir/libmca_common_ompio.so"],
+        [AC_MSG_ERROR([libmca_common_ompio.so missing in $sfio_ompi_libdir: install Debian package libopenmpi-dev])])
+      SFIO_OMPI_LIBS="-lmpi -lmca_common_ompio -lopen-pal"],
+    [5.0], [
+      AS_IF([test ! -e "$sfio_ompi_libdir/libopen-pal.so"],
+        [AC_MSG_ERROR([libopen-pal.so missing in $sfio_ompi_libdir: install Debian package libopenmpi-dev])])
+      SFIO_OMPI_LIBS="-lmpi -lopen-pal"],
+    [AC_MSG_ERROR([Open MPI $SFIO_OMPI_VERSION is not supported (supported: 4.1.x, 5.0.x); on Debian bookworm or trixie install libopenmpi-dev])])
+  SFIO_OMPI_MAJOR=$sfio_ompi_major
+  AC_DEFINE_UNQUOTED([SFIO_OMPI_BUILD_MAJOR], [$sfio_ompi_major], [Open MPI major version the suite is built for])
+  AC_DEFINE_UNQUOTED([SFIO_OMPI_BUILD_MINOR], [$sfio_ompi_minor], [Open MPI minor version the suite is built for])
+  AM_CONDITIONAL([SFIO_OMPI_SERIES_5], [test "$sfio_ompi_major" -ge 5])
 
   AS_IF([test -n "$with_component_dir"], [ompilibdir=$with_component_dir], [
     sfio_pkglibdir=
@@ -80,6 +92,7 @@ AC_DEFUN([SFIO_FIND_OMPI], [
   AC_SUBST([SFIO_OMPI_INCDIR])
   AC_SUBST([SFIO_OMPI_VERSION])
   AC_SUBST([SFIO_OMPI_SERIES])
+  AC_SUBST([SFIO_OMPI_MAJOR])
   AC_SUBST([sfio_helpdir])
   dnl Open MPI's component Makefile.am installs to mcacomponentdir = $(ompilibdir).
   AC_SUBST([ompilibdir])

@@ -8,9 +8,12 @@
 #                            [--bindir DIR] [--seed S] [--keep]
 #
 #   (default)        --mca fs versioned --mca fbtl versioned
-#   --stock          --mca fs ufs --mca fbtl posix: stock OMPIO is NOT atomic,
-#                    so failures are expected there (they show that the
-#                    tests can fail)
+#   --stock          --mca fs ufs --mca fbtl posix: stock OMPIO is NOT atomic
+#                    in 4.1, so failures are expected there (they show that
+#                    the tests can fail); 5.0's fbtl/posix locks the extent
+#                    of each fbtl call in atomic mode
+#   --romio          --mca io romio321 (4.1) / romio341 (5.0): the ROMIO
+#                    baseline (with --no-crash; lock modes are not run)
 #   --np LIST        process counts (default "2 4 8"; lock modes "2 8")
 #   --lock-modes L   lock modes also run over fs versioned and fs ufs
 #                    (default "listlock rangelock filelock"; "" skips them)
@@ -67,6 +70,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 while [ $# -gt 0 ]; do
     case "$1" in
     --stock) stock=1; shift ;;
+    --romio) stock=2; shift ;;
     --np) nps=$2; lock_nps=$2; shift 2 ;;
     --lock-modes) lock_modes=$2; shift 2 ;;
     --crash-runs) crash_runs=$2; shift 2 ;;
@@ -79,7 +83,7 @@ while [ $# -gt 0 ]; do
     --bindir) bindir=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
     *) echo "run_atomic_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -96,8 +100,17 @@ sfio_use_build_components
 unset SFIO_COMPONENT_PATH   # crash_test.sh inherits the path built here
 
 if [ $stock = 1 ]; then
-    stack="--mca fs ufs --mca fbtl posix"
+    stack="--mca io ompio --mca fs ufs --mca fbtl posix"
     label=stock
+elif [ $stock = 2 ]; then
+    # ROMIO: io/romio321 in Open MPI 4.1, io/romio341 in 5.0
+    romio=$(ompi_info | sed -n 's/^ *MCA io: \(romio[0-9]*\) .*/\1/p' | head -1)
+    if [ -z "$romio" ]; then
+        echo "run_atomic_tests.sh: this Open MPI has no ROMIO io component" >&2
+        exit 2
+    fi
+    stack="--mca io $romio"
+    label=$romio
 else
     stack="--mca fs versioned --mca fbtl versioned"
     label=suite
@@ -191,7 +204,7 @@ for np in $nps; do
     fi
     if [ $crash = 1 ]; then
         sflag=
-        [ $stock = 1 ] && sflag=--stock
+        [ $stock != 0 ] && sflag=--stock
         run "crash_test np=$np $label x$crash_runs" 300 "$here/crash_test.sh" --np "$np" --runs "$crash_runs" \
             --bin "${prog[t_crash]}" --dir "$workdir" $sflag ${seed:+--seed $seed}
         # the per-run lines of crash_test

@@ -581,6 +581,38 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
 #undef WHY_NO_STORE
 }
 
+/* Whether fh can be made atomic in mode (see sfio_ompio.h).  The answer
+ * must be the same on every rank: the store exists on all ranks or on none
+ * (fs open agrees on it), and the fcntl probe asks the shared file system. */
+bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    bool have_store = NULL != f && NULL != f->store;
+
+    if (MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode ||
+        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode && have_store)) {
+        if (!have_store && (NULL == f || !f->warned_no_atomic)) {
+            mca_common_sfio_show_help("atomic-unavailable", true,
+                                      fh->f_filename ? fh->f_filename : "",
+                                      NULL == f ? "the file is not served by fs/versioned"
+                                                : strerror(f->store_errno));
+            if (NULL != f) {
+                f->warned_no_atomic = true;
+            }
+        }
+        return have_store;
+    }
+    /* Lock modes: byte-range locks must work on this file. */
+    struct flock probe = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+    if (fh->fd < 0 || 0 != fcntl(fh->fd, F_GETLK, &probe)) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: %s cannot be atomic in a lock mode: fcntl(F_GETLK): %s",
+                            fh->f_filename ? fh->f_filename : "", strerror(errno));
+        return false;
+    }
+    return true;
+}
+
 static int path_write(int fd, const mca_common_sfio_async_path_t *p,
                       const mca_common_sfio_ioseg_t *segs, size_t nsegs, uint64_t *bytes)
 {
@@ -753,7 +785,7 @@ static bool any_tracked_atomic(void)
 static int sfio_get_mca_parameter_value(char *name, int name_length)
 {
     if (0 == strncmp(name, "cycle_buffer_size", (size_t) name_length) && any_tracked_atomic()) {
-        return -1;
+        return SFIO_OMPIO_CYCLE_ONE_CALL;   /* one fbtl call per MPI call, both series */
     }
     return tracked.ompio_get(name, name_length);
 }

@@ -8,6 +8,7 @@
 #define MCA_COMMON_SFIO_OMPIO_H
 
 #include "ompi_config.h"
+#include "sfio_ompi_compat.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
 #include "ompi/mca/common/ompio/common_ompio_request.h"
 #include "ompi/mca/fcoll/fcoll.h"
@@ -131,14 +132,21 @@ ssize_t mca_common_sfio_fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request,
                                      mca_common_sfio_atomic_mode_t mode,
                                      const mca_common_sfio_sieve_policy_t *policy);
 bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req);
+
+/* fbtl_check_atomicity (Open MPI 5.0, called by MPI_File_set_atomicity(fh,
+ * 1); a false answer makes that call fail with MPI_ERR_IO): true when fh
+ * can be atomic in mode: versioned needs fs/versioned's store, the lock
+ * modes need working fcntl byte-range locks, auto takes either. */
+bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode);
 void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req);
 
 /* ---- atomic-call boundary ----
  * OMPIO splits an independent access into cycles and calls the fbtl once
  * per cycle.  An atomic access must reach the fbtl whole, so the engine
  * wraps fh->f_get_mca_parameter_value: while a tracked file is in atomic
- * mode, "cycle_buffer_size" reads -1 (one cycle per call).  The callback
- * has no file argument, so the wrapper answers -1 when any tracked file of
+ * mode, "cycle_buffer_size" reads SFIO_OMPIO_CYCLE_ONE_CALL (one cycle per
+ * call: -1 on 4.1, INT_MAX on 5.0, see sfio_ompi_compat.h).  The callback
+ * has no file argument, so the wrapper answers so when any tracked file of
  * this process is atomic; for non-atomic files that only means fewer,
  * larger cycles. */
 int mca_common_sfio_ompio_track(ompio_file_t *fh);

@@ -7,6 +7,7 @@
 #define MCA_FBTL_VERSIONED_H
 
 #include "ompi_config.h"
+#include "sfio_ompi_compat.h"
 #include "ompi/mca/fbtl/fbtl.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
 
@@ -20,7 +21,7 @@ extern int mca_fbtl_versioned_output;
 extern mca_common_sfio_sieve_policy_t mca_fbtl_versioned_sieve;
 extern int mca_fbtl_versioned_atomic_mode;   /* an mca_common_sfio_atomic_mode_t */
 
-OMPI_MODULE_DECLSPEC extern mca_fbtl_base_component_2_0_0_t mca_fbtl_versioned_component;
+SFIO_COMPONENT_DECLSPEC extern mca_fbtl_base_component_2_0_0_t mca_fbtl_versioned_component;
 
 struct mca_fbtl_base_module_1_0_0_t *mca_fbtl_versioned_component_file_query(ompio_file_t *fh,
                                                                              int *priority);

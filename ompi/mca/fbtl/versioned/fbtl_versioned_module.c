@@ -61,6 +61,13 @@ static ssize_t versioned_ipwritev(ompio_file_t *fh, ompi_request_t *request)
     return mca_common_sfio_fbtl_ipwritev(fh, request, mca_fbtl_versioned_atomic_mode);
 }
 
+#if SFIO_OMPI_HAVE_FBTL_CHECK_ATOMICITY
+static bool versioned_check_atomicity(ompio_file_t *fh)
+{
+    return mca_common_sfio_fbtl_check_atomicity(fh, mca_fbtl_versioned_atomic_mode);
+}
+#endif
+
 static mca_fbtl_base_module_1_0_0_t versioned_module = {
     .fbtl_module_init = versioned_module_init,
     .fbtl_module_finalize = versioned_module_finalize,
@@ -70,6 +77,7 @@ static mca_fbtl_base_module_1_0_0_t versioned_module = {
     .fbtl_ipwritev = versioned_ipwritev,
     .fbtl_progress = mca_common_sfio_fbtl_progress,
     .fbtl_request_free = mca_common_sfio_fbtl_request_free,
+    SFIO_FBTL_CHECK_ATOMICITY_INIT(versioned_check_atomicity)
 };
 
 struct mca_fbtl_base_module_1_0_0_t *mca_fbtl_versioned_component_file_query(ompio_file_t *fh,

@@ -7,6 +7,7 @@
 #define MCA_FS_VERSIONED_H
 
 #include "ompi_config.h"
+#include "sfio_ompi_compat.h"
 #include "ompi/mca/fs/fs.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
 
@@ -16,7 +17,7 @@ extern int mca_fs_versioned_priority;
 extern int mca_fs_versioned_verbose;
 extern int mca_fs_versioned_output;
 extern bool mca_fs_versioned_store;
-extern char *mca_fs_versioned_store_dir;
+extern char **mca_fs_versioned_store_dir_storage;   /* heap cell: see the component */
 extern bool mca_fs_versioned_private_objects;
 extern bool mca_fs_versioned_journal_private;
 extern size_t mca_fs_versioned_fold_max_gap;
@@ -25,7 +26,7 @@ extern long mca_fs_versioned_defer_max;
 extern size_t mca_fs_versioned_defer_piece_max;
 extern size_t mca_fs_versioned_objects_max_ranges;
 
-OMPI_MODULE_DECLSPEC extern mca_fs_base_component_2_0_0_t mca_fs_versioned_component;
+SFIO_COMPONENT_DECLSPEC extern mca_fs_base_component_2_0_0_t mca_fs_versioned_component;
 
 struct mca_fs_base_module_1_0_0_t *mca_fs_versioned_component_file_query(ompio_file_t *fh,
                                                                          int *priority);

@@ -3,6 +3,8 @@
  */
 #include "ompi_config.h"
 
+#include <stdlib.h>
+
 #include "opal/util/output.h"
 #include "ompi/mca/fs/fs.h"
 
@@ -14,7 +16,7 @@ int mca_fs_versioned_priority = 30;   /* above stock fs/ufs (10) */
 int mca_fs_versioned_verbose = 0;
 int mca_fs_versioned_output = -1;
 bool mca_fs_versioned_store = true;
-char *mca_fs_versioned_store_dir = NULL;
+char **mca_fs_versioned_store_dir_storage = NULL;
 bool mca_fs_versioned_private_objects = true;
 bool mca_fs_versioned_journal_private = true;
 size_t mca_fs_versioned_fold_max_gap = 4096;
@@ -43,14 +45,24 @@ static int versioned_register(void)
         "atomic mode then needs the lock modes of fbtl/versioned",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_store);
-    mca_fs_versioned_store_dir = NULL;
+    /* A string parameter's storage must outlive this DSO: Open MPI 5.0
+     * unloads the component without deregistering it and frees the string
+     * through the storage pointer in MPI_Finalize (a pointer into an
+     * unmapped DSO segfaults).  So the storage is a heap cell, kept. */
+    if (NULL == mca_fs_versioned_store_dir_storage) {
+        mca_fs_versioned_store_dir_storage = calloc(1, sizeof(char *));
+        if (NULL == mca_fs_versioned_store_dir_storage) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    *mca_fs_versioned_store_dir_storage = NULL;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version, "store_dir",
         "Directory of the versioned store's logs; empty (default): beside the file.  A "
         "node-local directory (e.g. /dev/shm or a local SSD) keeps the log traffic of atomic "
         "writes off the shared file system; a crashed job's store is then recovered only by "
         "a later open on the same node",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_fs_versioned_store_dir);
+        mca_fs_versioned_store_dir_storage);
     mca_fs_versioned_private_objects = true;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
         "private_objects",

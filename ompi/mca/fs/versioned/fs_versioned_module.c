@@ -26,7 +26,7 @@ static int versioned_file_open(struct ompi_communicator_t *comm, const char *fil
     mca_common_sfio_output = mca_fs_versioned_output;
     mca_common_sfio_fs_options_t options = {
         .versioned_store = mca_fs_versioned_store,
-        .store_dir = mca_fs_versioned_store_dir,
+        .store_dir = mca_fs_versioned_store_dir_storage ? *mca_fs_versioned_store_dir_storage : NULL,
         .private_objects = mca_fs_versioned_private_objects,
         .journal_private = mca_fs_versioned_journal_private,
         .objects_max_ranges = mca_fs_versioned_objects_max_ranges,
