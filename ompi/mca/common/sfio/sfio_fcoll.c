@@ -821,7 +821,7 @@ static int info_int(ompio_file_t *fh, const char *key)
     if (NULL == fh->f_info) {
         return -1;
     }
-    if (OPAL_SUCCESS != opal_info_get(fh->f_info, key, MPI_MAX_INFO_VAL, val, &flag) || !flag) {
+    if (OPAL_SUCCESS != mca_common_sfio_info_get(fh->f_info, key, val, sizeof(val), &flag) || !flag) {
         return -1;
     }
     return atoi(val);

@@ -14,6 +14,7 @@
 #include "ompi/mca/common/ompio/common_ompio.h"
 
 #include "sfio_fcoll.h"
+#include "sfio_ompi_compat.h"
 
 BEGIN_C_DECLS
 
@@ -22,7 +23,7 @@ extern int mca_fcoll_adaptive_output;
 /* The engine options assembled from the MCA parameters at registration. */
 extern mca_common_sfio_fcoll_options_t mca_fcoll_adaptive_options;
 
-OMPI_MODULE_DECLSPEC extern mca_fcoll_base_component_2_0_0_t mca_fcoll_adaptive_component;
+SFIO_COMPONENT_DECLSPEC extern mca_fcoll_base_component_2_0_0_t mca_fcoll_adaptive_component;
 
 mca_fcoll_base_module_1_0_0_t *mca_fcoll_adaptive_component_file_query(ompio_file_t *fh,
                                                                        int *priority);

@@ -12,6 +12,7 @@
 #include "ompi_config.h"
 #include "ompi/mca/sharedfp/sharedfp.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
+#include "sfio_ompi_compat.h"
 
 BEGIN_C_DECLS
 
@@ -23,13 +24,7 @@ extern char *mca_sharedfp_fetchadd_shm_dir;
 extern bool mca_sharedfp_fetchadd_direct;
 extern bool mca_sharedfp_fetchadd_ordered_collective;
 
-/* Open MPI 5.0 builds its components into libmpi and no longer defines
- * OMPI_MODULE_DECLSPEC; this DSO must still export its component. */
-#ifndef OMPI_MODULE_DECLSPEC
-#define OMPI_MODULE_DECLSPEC __attribute__((visibility("default")))
-#endif
-
-OMPI_MODULE_DECLSPEC extern mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component;
+SFIO_COMPONENT_DECLSPEC extern mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component;
 
 struct mca_sharedfp_base_module_1_0_0_t *
 mca_sharedfp_fetchadd_component_file_query(ompio_file_t *fh, int *priority);
