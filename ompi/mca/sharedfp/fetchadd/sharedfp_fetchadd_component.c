@@ -55,7 +55,7 @@ static int fetchadd_register(void)
             &mca_sharedfp_fetchadd_backend);
         OBJ_RELEASE(e);
     }
-    mca_sharedfp_fetchadd_shm_dir = "/dev/shm";
+    mca_sharedfp_fetchadd_shm_dir = NULL;   /* unset: /dev/shm */
     (void) mca_base_component_var_register(c, "shm_dir",
         "Directory of the shm backend's shared-memory page (a node-local tmpfs).  The page "
         "has a random name, is unlinked as soon as every rank has mapped it, and pages "

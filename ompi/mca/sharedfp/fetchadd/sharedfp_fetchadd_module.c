@@ -14,7 +14,8 @@ static mca_common_sfio_sharedfp_options_t options(void)
 {
     return (mca_common_sfio_sharedfp_options_t) {
         .backend = (mca_common_sfio_coord_backend_t) mca_sharedfp_fetchadd_backend,
-        .shm_dir = mca_sharedfp_fetchadd_shm_dir,
+        .shm_dir = (NULL != mca_sharedfp_fetchadd_shm_dir && '\0' != *mca_sharedfp_fetchadd_shm_dir)
+                       ? mca_sharedfp_fetchadd_shm_dir : "/dev/shm",
         .direct = mca_sharedfp_fetchadd_direct,
         .ordered_collective = mca_sharedfp_fetchadd_ordered_collective,
     };
