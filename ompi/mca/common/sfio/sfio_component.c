@@ -4,10 +4,12 @@
 #include "ompi_config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpi.h"
 #include "opal/util/output.h"
+#include "opal/mca/base/mca_base_var.h"
 
 #include "sfio_component.h"
 #include "sfio_ompio.h"
@@ -58,4 +60,20 @@ void mca_common_sfio_component_output_close(int output)
     if (output >= 0) {
         opal_output_close(output);
     }
+}
+
+char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
+                                                 char ***cell, const char *name,
+                                                 const char *help)
+{
+    if (NULL == *cell) {
+        *cell = calloc(1, sizeof(char *));
+        if (NULL == *cell) {
+            return NULL;
+        }
+    }
+    **cell = NULL;
+    (void) mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0,
+                                           OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, *cell);
+    return *cell;
 }

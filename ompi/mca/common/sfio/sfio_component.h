@@ -8,6 +8,8 @@
 
 #include "ompi_config.h"
 
+#include "opal/mca/mca.h"
+
 BEGIN_C_DECLS
 
 /* Suite version, used as every component's version. */
@@ -23,6 +25,16 @@ int mca_common_sfio_component_check_series(const char *framework, const char *co
 /* Opens an output stream prefixed with name at the given verbosity. */
 int mca_common_sfio_component_output_open(const char *name, int verbosity);
 void mca_common_sfio_component_output_close(int output);
+
+/* Registers a string MCA parameter of component c whose storage is a heap
+ * cell, and returns that cell (NULL on failure; *cell is NULL when unset).
+ * Open MPI 5.0 unloads a DSO component without deregistering its
+ * parameters and frees string values through their storage pointer in
+ * MPI_Finalize: storage inside the DSO segfaults at exit.  The cell is kept
+ * for the life of the process; a second registration reuses it. */
+char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
+                                                 char ***cell, const char *name,
+                                                 const char *help);
 
 END_C_DECLS
 

@@ -45,24 +45,16 @@ static int versioned_register(void)
         "atomic mode then needs the lock modes of fbtl/versioned",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_store);
-    /* A string parameter's storage must outlive this DSO: Open MPI 5.0
-     * unloads the component without deregistering it and frees the string
-     * through the storage pointer in MPI_Finalize (a pointer into an
-     * unmapped DSO segfaults).  So the storage is a heap cell, kept. */
-    if (NULL == mca_fs_versioned_store_dir_storage) {
-        mca_fs_versioned_store_dir_storage = calloc(1, sizeof(char *));
-        if (NULL == mca_fs_versioned_store_dir_storage) {
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        }
-    }
-    *mca_fs_versioned_store_dir_storage = NULL;
-    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version, "store_dir",
+    /* String storage on the heap: it must outlive this DSO (Open MPI 5.0). */
+    if (NULL == mca_common_sfio_component_register_string(
+                    &mca_fs_versioned_component.fsm_version, &mca_fs_versioned_store_dir_storage,
+                    "store_dir",
         "Directory of the versioned store's logs; empty (default): beside the file.  A "
         "node-local directory (e.g. /dev/shm or a local SSD) keeps the log traffic of atomic "
         "writes off the shared file system; a crashed job's store is then recovered only by "
-        "a later open on the same node",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        mca_fs_versioned_store_dir_storage);
+        "a later open on the same node")) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     mca_fs_versioned_private_objects = true;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
         "private_objects",

@@ -20,7 +20,7 @@ extern int mca_sharedfp_fetchadd_priority;
 extern int mca_sharedfp_fetchadd_verbose;
 extern int mca_sharedfp_fetchadd_output;
 extern int mca_sharedfp_fetchadd_backend;
-extern char *mca_sharedfp_fetchadd_shm_dir;
+extern char **mca_sharedfp_fetchadd_shm_dir_storage;   /* heap cell: see the component */
 extern bool mca_sharedfp_fetchadd_direct;
 extern bool mca_sharedfp_fetchadd_ordered_collective;
 

@@ -15,7 +15,7 @@ int mca_sharedfp_fetchadd_priority = 50;   /* above stock sm (30), lockedfile an
 int mca_sharedfp_fetchadd_verbose = 0;
 int mca_sharedfp_fetchadd_output = -1;
 int mca_sharedfp_fetchadd_backend = MCA_COMMON_SFIO_COORD_AUTO;
-char *mca_sharedfp_fetchadd_shm_dir = NULL;
+char **mca_sharedfp_fetchadd_shm_dir_storage = NULL;   /* heap cell, outlives the DSO */
 bool mca_sharedfp_fetchadd_direct = true;
 bool mca_sharedfp_fetchadd_ordered_collective = false;
 
@@ -55,13 +55,15 @@ static int fetchadd_register(void)
             &mca_sharedfp_fetchadd_backend);
         OBJ_RELEASE(e);
     }
-    mca_sharedfp_fetchadd_shm_dir = NULL;   /* unset: /dev/shm */
-    (void) mca_base_component_var_register(c, "shm_dir",
-        "Directory of the shm backend's shared-memory page (a node-local tmpfs).  The page "
-        "has a random name, is unlinked as soon as every rank has mapped it, and pages "
-        "left by a job killed during MPI_File_open are removed by the next open",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_sharedfp_fetchadd_shm_dir);
+    /* String storage on the heap: it must outlive this DSO (Open MPI 5.0). */
+    if (NULL == mca_common_sfio_component_register_string(c,
+                    &mca_sharedfp_fetchadd_shm_dir_storage, "shm_dir",
+        "Directory of the shm backend's shared-memory page (a node-local tmpfs); empty "
+        "(default): /dev/shm.  The page has a random name, is unlinked as soon as every rank "
+        "has mapped it, and pages left by a job killed during MPI_File_open are removed by "
+        "the next open")) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     mca_sharedfp_fetchadd_direct = true;
     (void) mca_base_component_var_register(c, "direct",
         "Blocking write_shared/read_shared of a contiguous buffer (up to 4 MiB) through a "

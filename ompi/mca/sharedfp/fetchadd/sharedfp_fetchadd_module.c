@@ -10,12 +10,18 @@
 #include "sfio_ompio.h"
 #include "sfio_sharedfp.h"
 
+static const char *shm_dir(void)
+{
+    const char *dir = mca_sharedfp_fetchadd_shm_dir_storage ? *mca_sharedfp_fetchadd_shm_dir_storage
+                                                             : NULL;
+    return (NULL != dir && '\0' != *dir) ? dir : "/dev/shm";
+}
+
 static mca_common_sfio_sharedfp_options_t options(void)
 {
     return (mca_common_sfio_sharedfp_options_t) {
         .backend = (mca_common_sfio_coord_backend_t) mca_sharedfp_fetchadd_backend,
-        .shm_dir = (NULL != mca_sharedfp_fetchadd_shm_dir && '\0' != *mca_sharedfp_fetchadd_shm_dir)
-                       ? mca_sharedfp_fetchadd_shm_dir : "/dev/shm",
+        .shm_dir = shm_dir(),
         .direct = mca_sharedfp_fetchadd_direct,
         .ordered_collective = mca_sharedfp_fetchadd_ordered_collective,
     };
