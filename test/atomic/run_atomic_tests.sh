@@ -254,6 +254,18 @@ if [ "$stock" = 0 ] && [ -n "$lock_modes" ]; then
             done
         done
     done
+    # Pipelined pieces (fbtl_versioned_io_depth, auto picks 8 only on
+    # network file systems): the same tests with 8 requests in flight.
+    depth="--mca fbtl_versioned_io_depth 8 --mca fbtl_versioned_io_depth_min_pieces 2"
+    for fs in versioned ufs; do
+        np=${lock_nps##* }
+        mode=${lock_modes%% *}
+        m="$mpirun_cmd -np $np --mca fs $fs --mca fbtl versioned --mca fbtl_versioned_atomic_mode $mode $depth"
+        run "t_atomicity np=$np fs=$fs mode=$mode io_depth=8" 120 $m "${prog[t_atomicity]}" --rounds 10
+        run "t_serial np=$np fs=$fs mode=$mode io_depth=8" 120 $m "${prog[t_serial]}" $seedarg
+    done
+    run "t_serial np=${lock_nps##* } fs=versioned mode=auto io_depth=8" 120 \
+        $mpirun_cmd -np ${lock_nps##* } --mca fs versioned --mca fbtl versioned $depth "${prog[t_serial]}" $seedarg
 fi
 # fcoll/adaptive: atomic collective writes must equal one serial order
 # whichever algorithm is forced, without the suite's fcoll proxy (stock fs

@@ -4,9 +4,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "sfio_posixio.h"
@@ -120,10 +123,211 @@ static int segs_transfer(int fd, bool is_write, const mca_common_sfio_ioseg_t *s
     return 0;
 }
 
+/* ---- pipelined execution: a small pool of helper threads ---------------
+ * One call at a time uses the pool (others, e.g. the async worker's, run
+ * on their own thread).  The segments are cut into chunks of consecutive
+ * indices; the caller and the helpers take chunks until none is left, so a
+ * slow chunk does not hold the rest.  Helpers never call MPI. */
+
+unsigned mca_common_sfio_posix_depth = 0;
+size_t mca_common_sfio_posix_depth_min_segs = 64;
+
+#define SFIO_DEPTH_MAX 64
+#define SFIO_CHUNKS_PER_THREAD 4
+
+typedef struct pipeline_t {
+    pthread_mutex_t lock;          /* guards everything below */
+    pthread_cond_t  work;          /* a new generation was posted */
+    pthread_cond_t  idle;          /* a helper finished its part */
+    unsigned        helpers;       /* started so far */
+    pthread_t       thread[SFIO_DEPTH_MAX];
+    bool            stop;          /* shutdown asked */
+    unsigned        wanted;        /* helpers taking part in this generation */
+    unsigned        busy;          /* helpers still inside this generation */
+    uint64_t        generation;
+    /* the current call */
+    int             fd;
+    bool            is_write;
+    const mca_common_sfio_ioseg_t *segs;
+    size_t          nsegs, nchunks, next_chunk;
+    uint64_t        done;
+    int             error;         /* first negative errno, else 0 */
+} pipeline_t;
+
+static pipeline_t pipeline = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .work = PTHREAD_COND_INITIALIZER,
+    .idle = PTHREAD_COND_INITIALIZER,
+};
+static pthread_mutex_t pipeline_owner = PTHREAD_MUTEX_INITIALIZER;
+
+static int segs_transfer(int fd, bool is_write, const mca_common_sfio_ioseg_t *segs,
+                         size_t count, uint64_t *done_p);
+
+/* Takes and runs chunks of the current call; called with pipeline.lock held,
+ * returns with it held. */
+static void pipeline_drain(pipeline_t *p)
+{
+    while (p->next_chunk < p->nchunks && 0 == p->error) {
+        size_t c = p->next_chunk++;
+        size_t lo = c * p->nsegs / p->nchunks, hi = (c + 1) * p->nsegs / p->nchunks;
+        pthread_mutex_unlock(&p->lock);
+        uint64_t n = 0;
+        int rc = segs_transfer(p->fd, p->is_write, p->segs + lo, hi - lo, &n);
+        pthread_mutex_lock(&p->lock);
+        p->done += n;
+        if (rc < 0 && 0 == p->error) {
+            p->error = rc;
+        }
+    }
+}
+
+static void *pipeline_helper(void *arg)
+{
+    unsigned id = (unsigned) (uintptr_t) arg;
+    pipeline_t *p = &pipeline;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->stop && (p->generation == seen || id >= p->wanted)) {
+            if (p->generation != seen) {
+                seen = p->generation;   /* not asked this time */
+            }
+            pthread_cond_wait(&p->work, &p->lock);
+        }
+        if (p->stop) {
+            break;
+        }
+        seen = p->generation;
+        pipeline_drain(p);
+        if (0 == --p->busy) {
+            pthread_cond_signal(&p->idle);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* Starts helpers up to n; returns how many exist.  Called with lock held. */
+static unsigned pipeline_grow(pipeline_t *p, unsigned n)
+{
+    while (p->helpers < n) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 << 10);
+        int rc = pthread_create(&p->thread[p->helpers], &attr, pipeline_helper,
+                                (void *) (uintptr_t) p->helpers);
+        pthread_attr_destroy(&attr);
+        if (0 != rc) {
+            break;
+        }
+        p->helpers++;
+    }
+    return p->helpers;
+}
+
+/* Depth for files on network file systems when the parameter says auto:
+ * about what their clients keep in flight (Lustre's max_rpcs_in_flight). */
+#define SFIO_DEPTH_NETWORK 8
+
+bool mca_common_sfio_fs_is_network(long f_type)
+{
+    switch ((unsigned long) f_type & 0xffffffffUL) {
+    case 0x6969UL:        /* NFS */
+    case 0x0bd00bd0UL:    /* Lustre */
+    case 0x47504653UL:    /* GPFS / Spectrum Scale */
+    case 0x19830326UL:    /* BeeGFS */
+    case 0x00c36400UL:    /* CephFS */
+    case 0x20030528UL:    /* PVFS2 / OrangeFS */
+    case 0xff534d42UL:    /* CIFS */
+    case 0xfe534d42UL:    /* SMB2 */
+    case 0x5346414fUL:    /* AFS */
+        return true;
+    default:
+        return false;
+    }
+}
+
+static unsigned depth_for(int fd)
+{
+    if (0 != mca_common_sfio_posix_depth) {
+        return mca_common_sfio_posix_depth;
+    }
+    struct statfs sfs;
+    if (0 == fstatfs(fd, &sfs) && mca_common_sfio_fs_is_network((long) sfs.f_type)) {
+        return SFIO_DEPTH_NETWORK;
+    }
+    return 1;
+}
+
+/* segs_transfer with up to depth requests in flight.  Falls back to the
+ * calling thread alone when the pool is taken or cannot start. */
+static int segs_transfer_pipelined(int fd, bool is_write, const mca_common_sfio_ioseg_t *segs,
+                                   size_t nsegs, uint64_t *done_p)
+{
+    if (nsegs < mca_common_sfio_posix_depth_min_segs || nsegs < 2) {
+        return segs_transfer(fd, is_write, segs, nsegs, done_p);
+    }
+    unsigned depth = depth_for(fd);
+    if (depth > SFIO_DEPTH_MAX) {
+        depth = SFIO_DEPTH_MAX;
+    }
+    if (depth <= 1 || 0 != pthread_mutex_trylock(&pipeline_owner)) {
+        return segs_transfer(fd, is_write, segs, nsegs, done_p);
+    }
+    pipeline_t *p = &pipeline;
+    pthread_mutex_lock(&p->lock);
+    unsigned helpers = pipeline_grow(p, depth - 1);
+    p->fd = fd;
+    p->is_write = is_write;
+    p->segs = segs;
+    p->nsegs = nsegs;
+    p->nchunks = (size_t) (helpers + 1) * SFIO_CHUNKS_PER_THREAD;
+    if (p->nchunks > nsegs) {
+        p->nchunks = nsegs;
+    }
+    p->next_chunk = 0;
+    p->done = 0;
+    p->error = 0;
+    p->wanted = helpers;
+    p->busy = helpers;
+    p->generation++;
+    pthread_cond_broadcast(&p->work);
+    pipeline_drain(p);
+    while (p->busy > 0) {
+        pthread_cond_wait(&p->idle, &p->lock);
+    }
+    int rc = p->error;
+    *done_p = p->done;
+    p->segs = NULL;
+    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&pipeline_owner);
+    return rc;
+}
+
+void mca_common_sfio_posix_shutdown(void)
+{
+    pipeline_t *p = &pipeline;
+    pthread_mutex_lock(&pipeline_owner);
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_cond_broadcast(&p->work);
+    unsigned n = p->helpers;
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < n; ++i) {
+        pthread_join(p->thread[i], NULL);
+    }
+    pthread_mutex_lock(&p->lock);
+    p->helpers = 0;
+    p->stop = false;
+    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&pipeline_owner);
+}
+
 int mca_common_sfio_posix_write_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                      uint64_t *written_p)
 {
-    return segs_transfer(fd, true, segs, nsegs, written_p);
+    return segs_transfer_pipelined(fd, true, segs, nsegs, written_p);
 }
 
 int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
@@ -137,7 +341,7 @@ int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs,
     while (mca_common_sfio_sieve_next(segs, nsegs, &pos, policy, &w)) {
         if (!w.sieve) {
             uint64_t n = 0;
-            int rc = segs_transfer(fd, false, segs + w.first, w.count, &n);
+            int rc = segs_transfer_pipelined(fd, false, segs + w.first, w.count, &n);
             if (rc < 0) {
                 return rc;
             }

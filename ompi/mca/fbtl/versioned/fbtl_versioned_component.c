@@ -23,6 +23,8 @@ static size_t sieve_max_gap = 4096;
 static size_t sieve_max_window = 16 * 1024 * 1024;
 static size_t sieve_max_block = 1024 * 1024;
 static size_t lock_max_ranges = 1024;
+static unsigned io_depth = 0;
+static size_t io_depth_min_segs = 64;
 
 static int versioned_register(void)
 {
@@ -69,6 +71,21 @@ static int versioned_register(void)
         "because fcntl lock tables get quadratically slow with thousands of ranges; 0: no bound",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &lock_max_ranges);
+    io_depth = 0;
+    (void) mca_base_component_var_register(c, "io_depth",
+        "Requests in flight per process for an access of many noncontiguous pieces (the "
+        "calling thread and io_depth - 1 helper threads each issue a share).  On network "
+        "storage every request pays a round trip, so n small pieces one at a time pay n of "
+        "them.  0 (auto, default): 8 on network file systems (NFS, Lustre, GPFS, BeeGFS, "
+        "CephFS, OrangeFS, CIFS, AFS), else 1; 1: one request at a time; at most 64",
+        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_READONLY, &io_depth);
+    io_depth_min_segs = 64;
+    (void) mca_base_component_var_register(c, "io_depth_min_pieces",
+        "Accesses of fewer pieces than this are issued by the calling thread alone "
+        "(see io_depth)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &io_depth_min_segs);
     return OMPI_SUCCESS;
 }
 
@@ -87,12 +104,15 @@ static int versioned_open(void)
         .max_block = sieve_max_block,
     };
     mca_common_sfio_lock_max_ranges = lock_max_ranges;
+    mca_common_sfio_posix_depth = io_depth;
+    mca_common_sfio_posix_depth_min_segs = io_depth_min_segs;
     return OMPI_SUCCESS;
 }
 
 static int versioned_close(void)
 {
     mca_common_sfio_async_shutdown();
+    mca_common_sfio_posix_shutdown();
     mca_common_sfio_component_output_close(mca_fbtl_versioned_output);
     mca_fbtl_versioned_output = -1;
     return OMPI_SUCCESS;

@@ -1,0 +1,188 @@
+/*
+ * Tests of sfio_posixio's pipelined execution on a real scratch file: an
+ * access of many pieces issued by several threads writes and reads exactly
+ * the bytes one thread would, reports the same byte counts, passes errors
+ * on, and the helper threads stop and start again.  Not a pure suite: it
+ * needs a local file system (TMPDIR, else /tmp).
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sfio_posixio.h"
+
+#define FILE_BYTES (1u << 20)
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int scratch_file(char *path, size_t size)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, size, "%s/sfio-check-posixio.XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    return fd;
+}
+
+/* Random disjoint pieces in random order, some file-contiguous neighbours
+ * (fused into one batch), some zero-length. */
+static size_t make_segs(uint64_t *seed, char *mem, mca_common_sfio_ioseg_t *segs, size_t max)
+{
+    size_t n = 0;
+    uint64_t off = rnd(seed) % 64;
+    size_t memoff = 0;
+    while (n < max) {
+        uint64_t len = rnd(seed) % 700;
+        if (0 == rnd(seed) % 17) {
+            len = 0;
+        }
+        if (off + len > FILE_BYTES || memoff + len > FILE_BYTES) {
+            break;
+        }
+        segs[n++] = (mca_common_sfio_ioseg_t) { .offset = off, .length = len, .buf = mem + memoff };
+        memoff += len;
+        off += len + ((rnd(seed) % 3) ? rnd(seed) % 300 : 0);
+    }
+    for (size_t i = n; i > 1; --i) {   /* shuffle: the order must not matter */
+        size_t j = rnd(seed) % i;
+        mca_common_sfio_ioseg_t t = segs[i - 1];
+        segs[i - 1] = segs[j];
+        segs[j] = t;
+    }
+    return n;
+}
+
+static void file_bytes(int fd, char *out)
+{
+    memset(out, 0, FILE_BYTES);
+    ssize_t got = pread(fd, out, FILE_BYTES, 0);
+    ck_assert_int_ge(got, 0);
+}
+
+START_TEST(pipelined_equals_serial)
+{
+    enum { MAXSEGS = 3000 };
+    static mca_common_sfio_ioseg_t segs[MAXSEGS];
+    char *mem = malloc(FILE_BYTES), *a = malloc(FILE_BYTES), *b = malloc(FILE_BYTES),
+         *back = malloc(FILE_BYTES);
+    ck_assert_ptr_nonnull(mem);
+    ck_assert_ptr_nonnull(back);
+    uint64_t seed = 0x9e3779b97f4a7c15ULL + (uint64_t) _i;
+    for (size_t i = 0; i < FILE_BYTES; ++i) {
+        mem[i] = (char) (rnd(&seed) & 0xff);
+    }
+    static const unsigned depths[] = { 2, 3, 8, 64 };
+    for (int round = 0; round < 12; ++round) {
+        size_t n = make_segs(&seed, mem, segs, 1 + rnd(&seed) % MAXSEGS);
+        char pa[256], pb[256];
+        int fa = scratch_file(pa, sizeof(pa)), fb = scratch_file(pb, sizeof(pb));
+        uint64_t wa = 0, wb = 0, ra = 0, rb = 0;
+
+        mca_common_sfio_posix_depth = 1;
+        ck_assert_int_eq(mca_common_sfio_posix_write_segs(fa, segs, n, &wa), 0);
+        mca_common_sfio_posix_depth = depths[round % 4];
+        mca_common_sfio_posix_depth_min_segs = 2;
+        ck_assert_int_eq(mca_common_sfio_posix_write_segs(fb, segs, n, &wb), 0);
+        ck_assert_uint_eq(wa, wb);
+        ck_assert_uint_eq(wa, mca_common_sfio_ioseg_total(segs, n));
+        file_bytes(fa, a);
+        file_bytes(fb, b);
+        ck_assert(0 == memcmp(a, b, FILE_BYTES));
+
+        /* read back through the pipeline into a second buffer (no sieving) */
+        mca_common_sfio_sieve_policy_t none = { .enabled = false };
+        mca_common_sfio_scratch_t scratch = { 0 };
+        for (size_t i = 0; i < n; ++i) {
+            segs[i].buf = back + ((char *) segs[i].buf - mem);
+        }
+        memset(back, 0, FILE_BYTES);
+        ck_assert_int_eq(mca_common_sfio_posix_read_segs(fb, segs, n, &none, &scratch, &rb), 0);
+        mca_common_sfio_posix_depth = 1;
+        ck_assert_int_eq(mca_common_sfio_posix_read_segs(fa, segs, n, &none, &scratch, &ra), 0);
+        ck_assert_uint_eq(ra, rb);
+        ck_assert_uint_eq(rb, wb);
+        for (size_t i = 0; i < n; ++i) {
+            ck_assert(0 == memcmp(segs[i].buf, mem + ((char *) segs[i].buf - back),
+                                  segs[i].length));
+            segs[i].buf = mem + ((char *) segs[i].buf - back);
+        }
+        mca_common_sfio_scratch_fini(&scratch);
+        close(fa);
+        close(fb);
+        if (3 == round % 4) {
+            mca_common_sfio_posix_shutdown();   /* helpers start again next round */
+        }
+    }
+    mca_common_sfio_posix_shutdown();
+    free(mem);
+    free(a);
+    free(b);
+    free(back);
+}
+END_TEST
+
+START_TEST(pipelined_error)
+{
+    enum { N = 500 };
+    static mca_common_sfio_ioseg_t segs[N];
+    static char buf[N * 8];
+    for (size_t i = 0; i < N; ++i) {
+        segs[i] = (mca_common_sfio_ioseg_t) { .offset = 16 * i, .length = 8, .buf = buf + 8 * i };
+    }
+    char p[256];
+    int fd = scratch_file(p, sizeof(p));
+    close(fd);   /* a closed descriptor: every request fails */
+    mca_common_sfio_posix_depth = 8;
+    mca_common_sfio_posix_depth_min_segs = 2;
+    uint64_t w = 7;
+    ck_assert_int_eq(mca_common_sfio_posix_write_segs(fd, segs, N, &w), -EBADF);
+    ck_assert_uint_eq(w, 0);
+    /* the pool still works afterwards */
+    fd = scratch_file(p, sizeof(p));
+    ck_assert_int_eq(mca_common_sfio_posix_write_segs(fd, segs, N, &w), 0);
+    ck_assert_uint_eq(w, 8 * N);
+    close(fd);
+    mca_common_sfio_posix_shutdown();
+}
+END_TEST
+
+START_TEST(network_fs_types)
+{
+    ck_assert(mca_common_sfio_fs_is_network(0x6969));           /* NFS */
+    ck_assert(mca_common_sfio_fs_is_network(0x0bd00bd0));       /* Lustre */
+    ck_assert(mca_common_sfio_fs_is_network(0x47504653));       /* GPFS */
+    ck_assert(mca_common_sfio_fs_is_network((long) 0xff534d42)); /* CIFS */
+    ck_assert(!mca_common_sfio_fs_is_network(0xef53));          /* ext4 */
+    ck_assert(!mca_common_sfio_fs_is_network(0x01021994));      /* tmpfs */
+    ck_assert(!mca_common_sfio_fs_is_network(0x58465342));      /* xfs */
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("posixio");
+    TCase *tc = tcase_create("pipeline");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, pipelined_equals_serial, 0, 3);
+    tcase_add_test(tc, pipelined_error);
+    tcase_add_test(tc, network_fs_types);
+    suite_add_tcase(s, tc);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
