@@ -17,11 +17,12 @@
 #   --np LIST       process counts (default "1 2 4 8"; --quick: "1 4")
 #   --quick         only the default configuration, np "1 4" unless --np given
 #   --configs LIST  configurations (default "default smallbuf", plus
-#                   "fetchadd_rma depth8" on the suite stack):
+#                   "fetchadd_rma depth8-versioned" on the suite stack):
 #                     default       no extra parameters
-#                     depth8        fbtl_versioned_io_depth 8 and
-#                                   io_depth_min_pieces 2: accesses of many
-#                                   pieces issued by several threads
+#                     depth8-versioned  fbtl_versioned_io_depth 8 and
+#                                   io_depth_min_pieces 2 (accesses of many
+#                                   pieces issued by several threads), atomic
+#                                   mode forced to versioned
 #                     smallbuf      io_ompio_cycle_buffer_size 4096 and
 #                                   io_ompio_bytes_per_agg 8192: multi-cycle
 #                                   independent and collective paths
@@ -103,7 +104,7 @@ if [ -z "$nps" ]; then
 fi
 if [ -z "$configs" ]; then
     if [ $quick = 1 ]; then configs="default"; else configs="default smallbuf"; fi
-    if [ $quick = 0 ] && [ "$stack" = suite ]; then configs="$configs fetchadd_rma depth8"; fi
+    if [ $quick = 0 ] && [ "$stack" = suite ]; then configs="$configs fetchadd_rma depth8-versioned"; fi
 fi
 
 # Locate or build the programs.
@@ -154,7 +155,7 @@ config_mca() {
     adaptive-n3_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_algorithm ${1#adaptive-n3_} --mca io_ompio_bytes_per_agg 8192" ;;
     adaptive-smallbuf_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive-smallbuf_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
     fetchadd_rma) echo "--mca sharedfp_fetchadd_backend rma" ;;
-    depth8) echo "--mca fbtl_versioned_io_depth 8 --mca fbtl_versioned_io_depth_min_pieces 2" ;;
+    depth8-versioned) echo "--mca fbtl_versioned_io_depth 8 --mca fbtl_versioned_io_depth_min_pieces 2 --mca fbtl_versioned_atomic_mode versioned" ;;
     fetchadd_nodirect) echo "--mca sharedfp_fetchadd_direct 0" ;;
     *) echo "BAD" ;;
     esac

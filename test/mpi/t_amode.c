@@ -643,6 +643,18 @@ static void test_atomicity_flag(void)
         t_verify_file(path, img, n * t_np);
         free(img);
     }
+    /* atomic mode on a read-only handle: nothing to protect, so it must be
+     * accepted (whatever atomic mode the suite is forced into) and reads
+     * must see the file */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (t_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+             "open rdonly")) {
+        if (t_ok(MPI_File_set_atomicity(fh, 1), "set_atomicity 1 rdonly") &&
+            t_ok(MPI_File_read_at(fh, n * nxt, r, (int)n, MPI_BYTE, &st), "read_at atomic rdonly")) {
+            t_cmp(r, w, n, n * nxt, "read_at atomic rdonly");
+        }
+        t_ok(MPI_File_close(&fh), "close rdonly");
+    }
     free(b), free(r), free(w);
     t_unlink(path);
     t_end();

@@ -589,6 +589,10 @@ bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atom
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     bool have_store = NULL != f && NULL != f->store;
 
+    if ((fh->f_amode & MPI_MODE_RDONLY) &&
+        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode)) {
+        return true;   /* nobody writes through the group's handles: see route() */
+    }
     if (MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode ||
         (MCA_COMMON_SFIO_ATOMIC_AUTO == mode && have_store)) {
         if (!have_store && (NULL == f || !f->warned_no_atomic)) {
