@@ -633,6 +633,89 @@ static int collect_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
     return 0;
 }
 
+/* The log reads of one fold window, as segments of the logs. */
+typedef struct fold_reads_t {
+    mca_common_sfio_ioseg_t *segs;   /* offset: in the log; buf: in the window */
+    int *rank;
+    size_t cap;
+} fold_reads_t;
+
+static int by_rank_then_log_offset(const void *a, const void *b, void *ctx)
+{
+    size_t i = *(const size_t *) a, j = *(const size_t *) b;
+    const fold_reads_t *r = ctx;
+    if (r->rank[i] != r->rank[j]) {
+        return r->rank[i] < r->rank[j] ? -1 : 1;
+    }
+    if (r->segs[i].offset != r->segs[j].offset) {
+        return r->segs[i].offset < r->segs[j].offset ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Fills window w's buffer with its logged pieces.  The pieces one write
+ * logged lie back to back in its rank's log, so they are read per log in
+ * log order: neighbours fuse into one vectored read (one request instead of
+ * one per piece on network storage), and a log's reads may be in flight
+ * together (sfio_posixio's depth). */
+static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
+                          const mca_common_sfio_sieve_window_t *w, char *buf, fold_reads_t *rd)
+{
+    size_t n = w->count;
+    if (n > rd->cap) {
+        void *a = realloc(rd->segs, n * (sizeof(*rd->segs) + sizeof(size_t)));
+        if (a) rd->segs = a;
+        void *b = a ? realloc(rd->rank, n * sizeof(*rd->rank)) : NULL;
+        if (!b) {
+            return -ENOMEM;
+        }
+        rd->rank = b;
+        rd->cap = n;
+    }
+    mca_common_sfio_ioseg_t *tmp = rd->segs;
+    size_t *order = (size_t *) (rd->segs + n);
+    for (size_t k = 0; k < n; ++k) {
+        const mca_common_sfio_ioseg_t *g = &fp->segs[w->first + k];
+        tmp[k] = (mca_common_sfio_ioseg_t) { fp->log_offset[w->first + k], g->length,
+                                             buf + (g->offset - w->offset) };
+        rd->rank[k] = fp->rank[w->first + k];
+        order[k] = k;
+    }
+    qsort_r(order, n, sizeof(*order), by_rank_then_log_offset, rd);
+    mca_common_sfio_ioseg_t *sorted = malloc(n * sizeof(*sorted));
+    int *srank = malloc(n * sizeof(*srank));
+    int rc = (sorted && srank) ? 0 : -ENOMEM;
+    for (size_t k = 0; 0 == rc && k < n; ++k) {
+        sorted[k] = tmp[order[k]];
+        srank[k] = rd->rank[order[k]];
+    }
+    const mca_common_sfio_sieve_policy_t direct = { .enabled = false };
+    mca_common_sfio_scratch_t scratch = { 0 };
+    for (size_t k = 0; 0 == rc && k < n;) {
+        size_t e = k + 1;
+        while (e < n && srank[e] == srank[k]) {
+            e++;
+        }
+        int fd = log_fd_of(s, srank[k]);
+        uint64_t want = mca_common_sfio_ioseg_total(sorted + k, e - k), got = 0;
+        if (fd < 0) {
+            rc = fd;
+        } else if (0 != (rc = mca_common_sfio_posix_read_segs(fd, sorted + k, e - k, &direct,
+                                                               &scratch, &got))) {
+            /* rc set */
+        } else if (got != want) {
+            rc = -EIO;   /* a published piece must be wholly in its log */
+        } else {
+            s->stats.bytes_folded += got;
+        }
+        k = e;
+    }
+    mca_common_sfio_scratch_fini(&scratch);
+    free(sorted);
+    free(srank);
+    return rc;
+}
+
 /* Writes back this rank's domain of the folded versions: a contiguous,
  * window-aligned share of the indexed extent, whoever wrote its bytes (the
  * logs of one node are readable by every rank).  Logged pieces closer than
@@ -671,6 +754,7 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
     };
     mca_common_sfio_sieve_window_t w;
     size_t pos = 0;
+    fold_reads_t rd = { 0 };
     while (0 == rc && mca_common_sfio_sieve_next(fp.segs, fp.n, &pos, &policy, &w)) {
         if (w.sieve) {
             /* holes between pieces: their bytes come from the flat file */
@@ -683,18 +767,8 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
             }
             memset(buf + have, 0, (size_t) (w.length - have));
         }
-        for (size_t k = w.first; k < w.first + w.count && 0 == rc; ++k) {
-            const mca_common_sfio_ioseg_t *g = &fp.segs[k];
-            int fd = log_fd_of(s, fp.rank[k]);
-            if (fd < 0) {
-                rc = fd;
-            } else if (mca_common_sfio_posix_pread_full(fd, buf + (g->offset - w.offset),
-                                                         (size_t) g->length, fp.log_offset[k])
-                       != (ssize_t) g->length) {
-                rc = -EIO;
-            } else {
-                s->stats.bytes_folded += g->length;
-            }
+        if (0 == rc) {
+            rc = fold_read_logs(s, &fp, &w, buf, &rd);
         }
         if (0 == rc && mca_common_sfio_posix_pwrite_full(s->flat_fd, buf, (size_t) w.length, w.offset)
                            != (ssize_t) w.length) {
@@ -702,6 +776,8 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
         }
     }
     free(buf);
+    free(rd.segs);
+    free(rd.rank);
     free(fp.segs);
     free(fp.rank);
     free(fp.log_offset);
