@@ -6,7 +6,7 @@
                    min..max whiskers, baseline hatched, failed runs marked FAIL
       noncontig_scaling.png: MB/s against the number of regions per configuration
   sfio_plot.py sweep SWEEP.csv OUTDIR [SCENARIO]
-      sweep.png: time of every combination, best first
+      sweep.png: time of every combination, best first (one panel per storage mode)
 """
 import csv
 import math
@@ -99,18 +99,33 @@ def summary(rows, outdir, baseline):
 
 
 def sweep(rows, outdir, scenario):
-    ok = sorted([r for r in rows if r['status'] == 'ok'], key=lambda r: float(r['seconds']))
-    if not ok:
+    """One panel per storage mode (column netstore: off/on; absent in old CSVs)."""
+    modes = []
+    for r in rows:
+        ns = r.get('netstore') or 'on'
+        if ns not in modes:
+            modes.append(ns)
+    panels = []
+    for ns in modes:
+        ok = sorted([r for r in rows if r['status'] == 'ok' and (r.get('netstore') or 'on') == ns],
+                    key=lambda r: float(r['seconds']))
+        if ok:
+            panels.append((ns, ok[:40]))
+    if not panels:
         return
-    ok = ok[:40]
-    fig, ax = plt.subplots(figsize=(8, 0.28 * len(ok) + 1.5))
-    ax.barh(range(len(ok)), [float(r['seconds']) for r in ok], color='tab:blue')
-    ax.set_yticks(range(len(ok)))
-    ax.set_yticklabels([r['combo'] for r in ok], fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel('seconds (median; lower is better)')
-    ax.set_title('sweep on %s: best first' % scenario)
-    ax.grid(axis='x', alpha=0.3)
+    height = max(len(ok) for _, ok in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(8 * len(panels), 0.28 * height + 1.5),
+                             squeeze=False)
+    for ax, (ns, ok) in zip(axes[0], panels):
+        secs = [float(r['seconds']) for r in ok]
+        ax.barh(range(len(ok)), secs, color=['tab:orange'] + ['tab:blue'] * (len(ok) - 1))
+        ax.set_yticks(range(len(ok)))
+        ax.set_yticklabels([r['combo'] for r in ok], fontsize=6)
+        ax.invert_yaxis()
+        ax.set_xlabel('seconds (median; lower is better)')
+        ax.set_title('sweep on %s, %s storage: best first' %
+                     (scenario, 'local' if ns == 'off' else 'netstore'), fontsize=9)
+        ax.grid(axis='x', alpha=0.3)
     fig.tight_layout()
     p = os.path.join(outdir, 'sweep.png')
     fig.savefig(p, dpi=90)
