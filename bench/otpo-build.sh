@@ -1,6 +1,6 @@
 #!/bin/sh
 # otpo-build.sh: build Open MPI's OTPO (github.com/open-mpi/otpo, last
-# changed 2016) on Debian bookworm/trixie, with the four fixes it needs
+# changed 2016) on Debian bookworm/trixie, with the five fixes it needs
 # there.  None of OTPO's code is kept in this repository: the script
 # clones it (or takes a checkout) and edits the copy.
 #
