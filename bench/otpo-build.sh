@@ -1,6 +1,6 @@
 #!/bin/sh
 # otpo-build.sh: build Open MPI's OTPO (github.com/open-mpi/otpo, last
-# changed 2016) on Debian bookworm/trixie, with the four fixes it needs
+# changed 2016) on Debian bookworm/trixie, with the five fixes it needs
 # there.  None of OTPO's code is kept in this repository: the script
 # clones it (or takes a checkout) and edits the copy.
 #
@@ -56,4 +56,12 @@ EOF
 # ADCL's generated Makefile.defs may predate the edit above on re-runs
 [ -f ADCL/Makefile.defs ] && sed -i 's/^AR_FLAGS\([ \t]*\)= clr/AR_FLAGS\1= cr/' ADCL/Makefile.defs
 make LIBS="-ladcl -lm" >make.log 2>&1 || { tail -30 make.log; exit 1; }
-echo "built $dir/otpo"
+# ADCL (OTPO's search engine) defaults to a 2^k factorial design, which runs
+# a fraction of the combinations of a multi-parameter file (8 of 20 for
+# params/adaptive_algorithm.otpo).  ADCL reads config.adcl from the current
+# directory: ADCL_EMETHOD_SEARCH_ALGO 0 is its brute force (every combination).
+# ADCL_DISPLAY_RANK must be set too, or ADCL's debug print of the file's
+# values dereferences a null pointer (segfault at start).
+mkdir -p exhaustive
+printf 'ADCL_EMETHOD_SEARCH_ALGO: 0\nADCL_DISPLAY_RANK: 0\n' > exhaustive/config.adcl
+echo "built $dir/otpo (run it from $dir/exhaustive to try every combination)"

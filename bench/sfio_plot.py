@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """sfio_plot.py - PNG plots for sfio-bench results (matplotlib, Agg backend).
 
-  sfio_plot.py summary SUMMARY.csv OUTDIR [BASELINE]
+  sfio_plot.py summary SUMMARY.csv OUTDIR [BASELINE [SCENARIOS]]
+      (SCENARIOS: comma list, only those panels, in that order)
       summary.png: one panel per scenario/op/storage, bars = median MB/s with
                    min..max whiskers, baseline hatched, failed runs marked FAIL
       noncontig_scaling.png: MB/s against the number of regions per configuration
   sfio_plot.py sweep SWEEP.csv OUTDIR [SCENARIO]
-      sweep.png: time of every combination, best first
+      sweep.png: time of every combination, best first (one panel per storage mode)
 """
 import csv
 import math
@@ -99,18 +100,41 @@ def summary(rows, outdir, baseline):
 
 
 def sweep(rows, outdir, scenario):
-    ok = sorted([r for r in rows if r['status'] == 'ok'], key=lambda r: float(r['seconds']))
-    if not ok:
+    """One panel per storage mode (column netstore: off/on; absent in old CSVs)."""
+    modes = []
+    for r in rows:
+        ns = r.get('netstore') or 'on'
+        if ns not in modes:
+            modes.append(ns)
+    panels = []
+    for ns in modes:
+        ok = sorted([r for r in rows if r['status'] == 'ok' and (r.get('netstore') or 'on') == ns],
+                    key=lambda r: float(r['seconds']))
+        if ok:
+            panels.append((ns, ok[:40]))
+    if not panels:
         return
-    ok = ok[:40]
-    fig, ax = plt.subplots(figsize=(8, 0.28 * len(ok) + 1.5))
-    ax.barh(range(len(ok)), [float(r['seconds']) for r in ok], color='tab:blue')
-    ax.set_yticks(range(len(ok)))
-    ax.set_yticklabels([r['combo'] for r in ok], fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel('seconds (median; lower is better)')
-    ax.set_title('sweep on %s: best first' % scenario)
-    ax.grid(axis='x', alpha=0.3)
+    # shorter labels: drop the parameter names' common prefix (fcoll_adaptive_...)
+    names = [kv.split('=', 1)[0] for r in rows for kv in r['combo'].split()]
+    pre = os.path.commonprefix(names) if names else ''
+    pre = pre[:pre.rfind('_') + 1] if '_' in pre else ''
+
+    def label(r):
+        return ' '.join(kv[len(pre):] if kv.startswith(pre) else kv for kv in r['combo'].split())
+    height = max(len(ok) for _, ok in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 0.28 * height + 1.5),
+                             squeeze=False)
+    for ax, (ns, ok) in zip(axes[0], panels):
+        secs = [float(r['seconds']) for r in ok]
+        ax.barh(range(len(ok)), secs, color=['tab:orange'] + ['tab:blue'] * (len(ok) - 1))
+        ax.set_yticks(range(len(ok)))
+        ax.set_yticklabels([label(r) for r in ok], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel('seconds (median; lower is better)')
+        ax.set_title('%s storage' % ('local' if ns == 'off' else 'netstore'), fontsize=9)
+        ax.grid(axis='x', alpha=0.3)
+    fig.suptitle('sweep on %s%s: best first' % (scenario, ' (parameters %s*)' % pre if pre else ''),
+                 fontsize=10)
     fig.tight_layout()
     p = os.path.join(outdir, 'sweep.png')
     fig.savefig(p, dpi=90)
@@ -124,6 +148,10 @@ def main():
     extra = sys.argv[4] if len(sys.argv) > 4 else ''
     rows = load(path)
     if kind == 'summary':
+        if len(sys.argv) > 5 and sys.argv[5]:
+            want = sys.argv[5].split(',')
+            rows = sorted([r for r in rows if r['scenario'] in want],
+                          key=lambda r: want.index(r['scenario']))
         summary(rows, outdir, extra or 'romio')
     elif kind == 'sweep':
         sweep(rows, outdir, extra)
