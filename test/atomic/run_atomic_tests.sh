@@ -241,6 +241,22 @@ if [ "$stock" = 0 ] && [ -d /dev/shm ]; then
     fi
 fi
 
+# Fold write-back both ways (auto picks by piece size): owner from the
+# log's copy in memory, owner reading its log (no copy, or a copy too
+# small for one write), and domain windows.
+if [ "$stock" = 0 ]; then
+    np=${lock_nps##* }
+    for fb in "owner" "owner fold_cache=0" "owner fold_cache=4096" "domain"; do
+        set -- $fb
+        f="--mca fs_versioned_fold_by $1"
+        [ -n "${2:-}" ] && f="$f --mca fs_versioned_${2%%=*} ${2#*=}"
+        m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned $f"
+        run "t_serial np=$np fold_by=$fb" 120 $m "${prog[t_serial]}" $seedarg
+        run "t_serial --collective np=$np fold_by=$fb" 120 $m "${prog[t_serial]}" --collective-only $seedarg
+        run "t_atomicity np=$np fold_by=$fb" 120 $m "${prog[t_atomicity]}" --rounds 10
+    done
+fi
+
 # Every lock mode of fbtl/versioned through the same checkers, over the
 # suite's fs and over stock fs/ufs (where no versioned store exists).
 if [ "$stock" = 0 ] && [ -n "$lock_modes" ]; then

@@ -12,6 +12,8 @@
 #include "opal/mca/base/mca_base_var.h"
 
 #include "sfio_component.h"
+#include "sfio_async.h"
+#include "sfio_posixio.h"
 #include "sfio_ompio.h"
 
 int mca_common_sfio_component_check_series(const char *framework, const char *component)
@@ -62,6 +64,13 @@ void mca_common_sfio_component_output_close(int output)
     }
 }
 
+void mca_common_sfio_component_close(int output)
+{
+    mca_common_sfio_async_shutdown();
+    mca_common_sfio_posix_shutdown();
+    mca_common_sfio_component_output_close(output);
+}
+
 char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
                                                  char ***cell, const char *name,
                                                  const char *help)
@@ -76,4 +85,45 @@ char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
     (void) mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0,
                                            OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, *cell);
     return *cell;
+}
+
+int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage)
+{
+    static mca_base_var_enum_value_t values[] = {
+        { MCA_COMMON_SFIO_FOLD_BY_AUTO, "auto" },
+        { MCA_COMMON_SFIO_FOLD_BY_OWNER, "owner" },
+        { MCA_COMMON_SFIO_FOLD_BY_DOMAIN, "domain" },
+        { 0, NULL }
+    };
+    mca_base_var_enum_t *new_enum = NULL;
+    int rc = mca_base_var_enum_create("sfio_fold_by", values, &new_enum);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    *storage = MCA_COMMON_SFIO_FOLD_BY_AUTO;
+    rc = mca_base_component_var_register(c, "fold_by",
+        "Who writes back versioned bytes at a fold (sync, close, set_view, ...): owner (each "
+        "rank the bytes it won, from its own log and its copy in memory; nothing is read back), "
+        "domain (each rank one contiguous share in large windows, reading other ranks' logs and "
+        "the bytes between pieces), auto (default): owner when the versioned pieces average at "
+        "least fold_max_gap bytes, else domain",
+        MCA_BASE_VAR_TYPE_INT, new_enum, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        storage);
+    OBJ_RELEASE(new_enum);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
+void mca_common_sfio_component_adopt_io_depth(void)
+{
+    const unsigned *depth = NULL;
+    const size_t *min_pieces = NULL;
+    int idx = mca_base_var_find("ompi", "fbtl", "versioned", "io_depth");
+    if (idx >= 0 && OPAL_SUCCESS == mca_base_var_get_value(idx, &depth, NULL, NULL) && depth) {
+        mca_common_sfio_posix_depth = *depth;
+    }
+    idx = mca_base_var_find("ompi", "fbtl", "versioned", "io_depth_min_pieces");
+    if (idx >= 0 && OPAL_SUCCESS == mca_base_var_get_value(idx, &min_pieces, NULL, NULL) &&
+        min_pieces) {
+        mca_common_sfio_posix_depth_min_segs = *min_pieces;
+    }
 }

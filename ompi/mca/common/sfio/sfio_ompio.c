@@ -24,6 +24,7 @@
 #include "ompi/proc/proc.h"
 
 #include "sfio_ompio.h"
+#include "sfio_component.h"
 #include "sfio_posixio.h"
 #include "sfio_async.h"
 #include "sfio_locks.h"
@@ -263,10 +264,12 @@ static void report_stats(ompio_file_t *fh, mca_common_sfio_vstore_t *store)
     opal_output_verbose(1, mca_common_sfio_output,
                         "sfio: rank %d %s: in place %" PRIu64 " B (fresh %" PRIu64 " B), versioned %" PRIu64
                         " B (deferred private %" PRIu64 " B) in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
-                        " B in %" PRIu64 " folds, waits %" PRIu64 ", skipped dead versions %" PRIu64,
+                        " B (%" PRIu64 " B from memory) in %" PRIu64 " folds (%" PRIu64 " by owner), waits %" PRIu64
+                        ", skipped dead versions %" PRIu64,
                         fh->f_rank, fh->f_filename ? fh->f_filename : "", st.bytes_in_place,
                         st.bytes_fresh, st.bytes_versioned, st.bytes_deferred, st.versions, st.bytes_overlaid,
-                        st.bytes_folded, st.folds, st.publish_waits, st.aborted_versions);
+                        st.bytes_folded, st.bytes_fold_cached, st.folds, st.folds_by_owner,
+                        st.publish_waits, st.aborted_versions);
     if (st.recovered_stores > 0) {
         opal_output_verbose(1, mca_common_sfio_output,
                             "sfio: %s: recovered %" PRIu64 " orphaned store(s) at open, "
@@ -297,6 +300,16 @@ static void pending_delete_add(const char *name)
     }
 }
 
+/* Out of tree every component links its own copy of the engine, with its
+ * own request pool: folds run in whichever component reached the
+ * collective point (fs/versioned mostly), so that copy first takes the
+ * depth the user set for fbtl/versioned. */
+static int fold_store(mca_common_sfio_vstore_t *store, bool durable, bool synced)
+{
+    mca_common_sfio_component_adopt_io_depth();
+    return mca_common_sfio_vstore_fold(store, durable, synced);
+}
+
 static bool pending_delete_take(const char *name)
 {
     for (pending_delete_t **pp = &pending_deletes; NULL != *pp; pp = &(*pp)->next) {
@@ -316,7 +329,7 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (NULL != f) {
         if (NULL != f->store) {
-            int rc = mca_common_sfio_vstore_fold(f->store, false, true);
+            int rc = fold_store(f->store, false, true);
             report_stats(fh, f->store);
             if (0 == rc) {
                 rc = mca_common_sfio_vstore_close(f->store);
@@ -369,7 +382,7 @@ int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     /* Versions beyond the new size must not resurface after truncation. */
     if (NULL != f && NULL != f->store) {
-        int rc = mca_common_sfio_vstore_fold(f->store, false, false);
+        int rc = fold_store(f->store, false, false);
         if (0 != rc) {
             return mca_common_sfio_errno_to_mpi(-rc);
         }
@@ -414,7 +427,7 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (NULL != f && NULL != f->store) {
-        int rc = mca_common_sfio_vstore_fold(f->store, true, true);   /* OMPIO barriered */
+        int rc = fold_store(f->store, true, true);   /* OMPIO barriered */
         return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
     }
     if (0 != fsync(fh->fd)) {
@@ -1071,7 +1084,7 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
         int rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm,
                                               comm->c_coll->coll_allreduce_module);
         if (OMPI_SUCCESS == rc && flags[0]) {
-            int frc = mca_common_sfio_vstore_fold(store, false, true);
+            int frc = fold_store(store, false, true);
             if (0 != frc) {
                 rc = mca_common_sfio_errno_to_mpi(-frc);
             }

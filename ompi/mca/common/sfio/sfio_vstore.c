@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "sfio_vstore.h"
+#include "sfio_foldplan.h"
 #include "sfio_vindex.h"
 #include "sfio_lockplan.h"
 
@@ -72,6 +73,11 @@ struct mca_common_sfio_vstore_t {
     int log_fd, rec_fd;
     int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
     uint64_t log_tail, rec_tail;
+    /* A copy of this rank's log [0, logcopy_len), kept until the fold
+     * (at most fold.cache_max bytes), so the fold writes back from memory
+     * instead of reading the log back over the network. */
+    char *logcopy;
+    uint64_t logcopy_len, logcopy_cap;
     uint64_t *rec_cursor;        /* per rank: bytes of rec.<r> applied */
     uint64_t seen;               /* index holds every version <= seen */
     uint64_t max_end;            /* end of the furthest indexed byte */
@@ -400,6 +406,7 @@ static void store_free(mca_common_sfio_vstore_t *s)
     if (!s) {
         return;
     }
+    free(s->logcopy);
     if (s->log_fds) {
         for (int r = 0; r < s->nranks; ++r) {
             if (s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
@@ -568,6 +575,51 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
 }
 
 /* Creates this rank's data and record logs on first use. */
+/* Extends the in-memory copy of this rank's log by the bytes just logged
+ * at [start, ...) when they continue it and fit fold.cache_max; after the
+ * first gap or overflow the copy stops growing until the next fold (the
+ * fold then reads the rest from the log). */
+static void logcopy_append(mca_common_sfio_vstore_t *s, uint64_t start,
+                           const mca_common_sfio_ioseg_t *logsegs, size_t n)
+{
+    uint64_t bytes = mca_common_sfio_ioseg_total(logsegs, n);
+    if (start != s->logcopy_len || bytes > s->fold.cache_max ||
+        s->logcopy_len > s->fold.cache_max - bytes) {
+        return;
+    }
+    if (s->logcopy_len + bytes > s->logcopy_cap) {
+        uint64_t cap = s->logcopy_cap ? s->logcopy_cap : (1u << 20);
+        while (cap < s->logcopy_len + bytes) {
+            cap *= 2;
+        }
+        if (cap > s->fold.cache_max) {
+            cap = s->fold.cache_max;
+        }
+        char *p = realloc(s->logcopy, (size_t) cap);
+        if (!p) {
+            return;   /* the fold reads the log instead */
+        }
+        s->logcopy = p;
+        s->logcopy_cap = cap;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        memcpy(s->logcopy + logsegs[i].offset, logsegs[i].buf, (size_t) logsegs[i].length);
+    }
+    s->logcopy_len += bytes;
+}
+
+/* Drops the copy with the log it mirrors (after a fold); a large buffer
+ * is released rather than kept through the next epoch. */
+static void logcopy_reset(mca_common_sfio_vstore_t *s)
+{
+    s->logcopy_len = 0;
+    if (s->logcopy_cap > (4u << 20)) {
+        free(s->logcopy);
+        s->logcopy = NULL;
+        s->logcopy_cap = 0;
+    }
+}
+
 static int ensure_logs(mca_common_sfio_vstore_t *s)
 {
     if (s->log_fd >= 0) {
@@ -696,6 +748,19 @@ static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
         while (e < n && srank[e] == srank[k]) {
             e++;
         }
+        if (srank[k] == s->rank) {
+            /* this rank's own pieces: from the log's copy while it lasts
+             * (sorted by log offset, so the copied ones come first) */
+            while (k < e && sorted[k].offset + sorted[k].length <= s->logcopy_len) {
+                memcpy(sorted[k].buf, s->logcopy + sorted[k].offset, (size_t) sorted[k].length);
+                s->stats.bytes_folded += sorted[k].length;
+                s->stats.bytes_fold_cached += sorted[k].length;
+                k++;
+            }
+            if (k == e) {
+                continue;
+            }
+        }
         int fd = log_fd_of(s, srank[k]);
         uint64_t want = mca_common_sfio_ioseg_total(sorted + k, e - k), got = 0;
         if (fd < 0) {
@@ -784,6 +849,142 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
     return rc;
 }
 
+typedef struct fold_census_t {
+    uint64_t pieces, bytes;
+} fold_census_t;
+
+static int count_logged(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    fold_census_t *c = ctx;
+    if (p->rank >= 0) {
+        c->pieces++;
+        c->bytes += p->length;
+    }
+    return 0;
+}
+
+/* Owner or domain write-back.  Every rank holds the same index here (all
+ * caught up to the same P), so every rank reaches the same verdict without
+ * a message.  Pieces of at least max_gap bytes on average gain little from
+ * the domain's windows, while owner write-back reads nothing back (each
+ * rank's pieces come from its own log, mostly its copy in memory). */
+static bool fold_by_owner(const mca_common_sfio_vstore_t *s)
+{
+    if (MCA_COMMON_SFIO_FOLD_BY_AUTO != s->fold.by) {
+        return MCA_COMMON_SFIO_FOLD_BY_OWNER == s->fold.by;
+    }
+    fold_census_t c = { 0 };
+    if (UINT64_MAX == s->min_start || s->max_end <= s->min_start ||
+        0 != mca_common_sfio_vindex_pieces(&s->index, s->min_start, s->max_end - s->min_start,
+                                           count_logged, &c) ||
+        0 == c.pieces) {
+        return false;
+    }
+    return c.bytes / c.pieces >= s->fold.max_gap;
+}
+
+/* Writes back, as the pieces are (no window, no read of the flat file:
+ * another rank may be writing the bytes between), the pieces sfio_foldplan
+ * gives this rank: mostly pieces it won, written from its log's copy in
+ * memory, and, when some rank won far more than others, a share of that
+ * rank's pieces, read from its log. */
+static int fold_owner(mca_common_sfio_vstore_t *s)
+{
+    const uint64_t win = s->fold.window;
+    if (UINT64_MAX == s->min_start || s->max_end <= s->min_start) {
+        return 0;
+    }
+    fold_pieces_t fp = { .window = win };
+    int rc = mca_common_sfio_vindex_pieces(&s->index, s->min_start, s->max_end - s->min_start,
+                                           collect_piece, &fp);
+    int *writer = 0 == rc ? malloc((fp.n ? fp.n : 1) * sizeof(*writer)) : NULL;
+    uint64_t *length = writer ? malloc((fp.n ? fp.n : 1) * sizeof(*length)) : NULL;
+    if (0 == rc && !length) {
+        rc = -ENOMEM;
+    }
+    for (size_t i = 0; 0 == rc && i < fp.n; ++i) {
+        length[i] = fp.segs[i].length;
+    }
+    if (0 == rc) {
+        rc = mca_common_sfio_foldplan_balance(fp.rank, length, fp.n, s->nranks, writer, NULL);
+    }
+    /* keep this rank's pieces only, in file order */
+    size_t m = 0;
+    for (size_t i = 0; 0 == rc && i < fp.n; ++i) {
+        if (writer[i] == s->rank) {
+            fp.segs[m] = fp.segs[i];
+            fp.rank[m] = fp.rank[i];
+            fp.log_offset[m] = fp.log_offset[i];
+            m++;
+        }
+    }
+    free(writer);
+    free(length);
+#define FOLD_COPIED(i) (fp.rank[i] == s->rank && fp.log_offset[i] + fp.segs[i].length <= s->logcopy_len)
+    char *buf = NULL;
+    mca_common_sfio_scratch_t scratch = { 0 };
+    const mca_common_sfio_sieve_policy_t direct = { .enabled = false };
+    for (size_t k = 0; 0 == rc && k < m;) {
+        size_t e = k;
+        uint64_t done = 0;
+        if (FOLD_COPIED(k)) {
+            /* a run of pieces in the copy: one vectored write */
+            while (e < m && FOLD_COPIED(e)) {
+                fp.segs[e].buf = s->logcopy + fp.log_offset[e];
+                e++;
+            }
+            rc = mca_common_sfio_posix_write_segs(s->flat_fd, fp.segs + k, e - k, &done);
+            s->stats.bytes_fold_cached += done;
+        } else {
+            /* pieces to read from a log (past the copy, or another rank's) */
+            if (!buf && !(buf = malloc(win))) {
+                rc = -ENOMEM;
+                break;
+            }
+            uint64_t fill = 0;
+            while (e < m && !FOLD_COPIED(e) && fill + fp.segs[e].length <= win) {
+                fp.segs[e].buf = buf + fill;
+                fill += fp.segs[e].length;
+                e++;
+            }
+            mca_common_sfio_ioseg_t *reads = malloc((e - k) * sizeof(*reads));
+            rc = reads ? 0 : -ENOMEM;
+            for (size_t i = k; 0 == rc && i < e;) {
+                /* one vectored read per run of the same log */
+                size_t j = i;
+                while (j < e && fp.rank[j] == fp.rank[i]) {
+                    reads[j - i] = (mca_common_sfio_ioseg_t) { fp.log_offset[j], fp.segs[j].length,
+                                                               fp.segs[j].buf };
+                    j++;
+                }
+                int fd = log_fd_of(s, fp.rank[i]);
+                uint64_t got = 0;
+                if (fd < 0) {
+                    rc = fd;
+                } else if (0 == (rc = mca_common_sfio_posix_read_segs(fd, reads, j - i, &direct,
+                                                                       &scratch, &got)) &&
+                           got != mca_common_sfio_ioseg_total(reads, j - i)) {
+                    rc = -EIO;   /* a published piece must be wholly in its log */
+                }
+                i = j;
+            }
+            free(reads);
+            if (0 == rc) {
+                rc = mca_common_sfio_posix_write_segs(s->flat_fd, fp.segs + k, e - k, &done);
+            }
+        }
+        s->stats.bytes_folded += done;
+        k = e;
+    }
+#undef FOLD_COPIED
+    mca_common_sfio_scratch_fini(&scratch);
+    free(buf);
+    free(fp.segs);
+    free(fp.rank);
+    free(fp.log_offset);
+    return rc;
+}
+
 int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool synced)
 {
     const mca_common_sfio_coll_t *c = &s->coll;
@@ -809,7 +1010,12 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
     }
     rc = catch_up(s);
     if (0 == rc) {
-        rc = fold_domain(s);
+        if (fold_by_owner(s)) {
+            rc = fold_owner(s);
+            s->stats.folds_by_owner++;
+        } else {
+            rc = fold_domain(s);
+        }
         s->stats.folds++;
     }
     if (0 == rc && durable && 0 != fsync(s->flat_fd)) {
@@ -830,6 +1036,7 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
             rc = -errno;
         }
         s->log_tail = s->rec_tail = 0;
+        logcopy_reset(s);
         atomic_store(&s->coord->rank[s->rank].rec_tail, 0);
         memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
         mca_common_sfio_vindex_clear(&s->index);
@@ -983,6 +1190,9 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         rc = mca_common_sfio_posix_write_segs(s->log_fd, logsegs, n, &written);
     }
     s->log_tail = start + written;   /* never reuse log bytes, even after a failure */
+    if (0 == rc) {
+        logcopy_append(s, start, logsegs, n);
+    }
     free(logsegs);
     size_t size_shared = nr_shared ? mca_common_sfio_record_size(nr_shared) : 0;
     /* A fresh-only write still needs a record of a published version: its

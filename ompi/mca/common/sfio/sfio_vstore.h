@@ -40,14 +40,26 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t versions;          /* versions this rank published */
     uint64_t folds;             /* folds with something to write back */
     uint64_t bytes_folded;      /* bytes this rank wrote back at folds */
+    uint64_t bytes_fold_cached; /* ... of which came from its log's copy in memory */
+    uint64_t folds_by_owner;    /* folds where each rank wrote back the pieces it won */
     uint64_t publish_waits;     /* publishes that had to wait for lower versions */
     uint64_t aborted_versions;  /* versions of dead writers this rank skipped */
     uint64_t recovered_stores;  /* orphaned stores recovered at open (rank 0) */
     uint64_t bytes_undone;      /* ... fresh bytes of unfinished writes zeroed there */
 } mca_common_sfio_vstore_stats_t;
 
+/* Who writes back which bytes at a fold. */
+typedef enum mca_common_sfio_fold_by_t {
+    MCA_COMMON_SFIO_FOLD_BY_AUTO = 0,   /* owner when logged pieces average >= max_gap */
+    MCA_COMMON_SFIO_FOLD_BY_OWNER,      /* each rank the pieces it won, from its own log */
+    MCA_COMMON_SFIO_FOLD_BY_DOMAIN      /* each rank a contiguous share, in windows */
+} mca_common_sfio_fold_by_t;
+
 /* How folds write back and which atomic writes wait for them. */
 typedef struct mca_common_sfio_fold_policy_t {
+    mca_common_sfio_fold_by_t by;
+    uint64_t cache_max;  /* bytes of this rank's log also kept in memory until the fold,
+                            so the fold need not read them back (0: none) */
     uint64_t max_gap;    /* logged pieces closer than this share one write-back window */
     uint64_t window;     /* bytes of one write-back window (and its buffer) */
     int64_t defer_max;   /* atomic private bytes also go to the log while this rank's

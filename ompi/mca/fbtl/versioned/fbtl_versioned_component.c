@@ -111,9 +111,7 @@ static int versioned_open(void)
 
 static int versioned_close(void)
 {
-    mca_common_sfio_async_shutdown();
-    mca_common_sfio_posix_shutdown();
-    mca_common_sfio_component_output_close(mca_fbtl_versioned_output);
+    mca_common_sfio_component_close(mca_fbtl_versioned_output);
     mca_fbtl_versioned_output = -1;
     return OMPI_SUCCESS;
 }

@@ -108,7 +108,7 @@ static int adaptive_open(void)
 
 static int adaptive_close(void)
 {
-    mca_common_sfio_component_output_close(mca_fcoll_adaptive_output);
+    mca_common_sfio_component_close(mca_fcoll_adaptive_output);
     mca_fcoll_adaptive_output = -1;
     return OMPI_SUCCESS;
 }

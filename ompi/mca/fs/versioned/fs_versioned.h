@@ -20,6 +20,8 @@ extern bool mca_fs_versioned_store;
 extern char **mca_fs_versioned_store_dir_storage;   /* heap cell: see the component */
 extern bool mca_fs_versioned_private_objects;
 extern bool mca_fs_versioned_journal_private;
+extern int mca_fs_versioned_fold_by;
+extern size_t mca_fs_versioned_fold_cache;
 extern size_t mca_fs_versioned_fold_max_gap;
 extern size_t mca_fs_versioned_fold_window;
 extern long mca_fs_versioned_defer_max;

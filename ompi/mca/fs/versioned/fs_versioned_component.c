@@ -19,6 +19,8 @@ bool mca_fs_versioned_store = true;
 char **mca_fs_versioned_store_dir_storage = NULL;
 bool mca_fs_versioned_private_objects = true;
 bool mca_fs_versioned_journal_private = true;
+int mca_fs_versioned_fold_by = 0;
+size_t mca_fs_versioned_fold_cache = 64 << 20;
 size_t mca_fs_versioned_fold_max_gap = 4096;
 size_t mca_fs_versioned_fold_window = 4 << 20;
 long mca_fs_versioned_defer_max = -1;
@@ -79,12 +81,25 @@ static int versioned_register(void)
         "of all views); more complex views count as entirely shared",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_objects_max_ranges);
+    if (OPAL_SUCCESS != mca_common_sfio_fold_by_register(
+                            &mca_fs_versioned_component.fsm_version, &mca_fs_versioned_fold_by)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    mca_fs_versioned_fold_cache = 64 << 20;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "fold_cache",
+        "Bytes of each rank's log also kept in memory until the next fold, so the fold writes "
+        "them back without reading the log again (network storage: one transfer less); the "
+        "rest is read from the log.  0: none",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_fold_cache);
     mca_fs_versioned_fold_max_gap = 4096;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
         "fold_max_gap",
-        "At a fold (sync, close, set_view, ...) each rank writes back one contiguous domain "
-        "of the versioned bytes; versioned pieces separated by at most this many bytes are "
-        "written as one window (the bytes between are read from the file first)",
+        "At a fold (sync, close, set_view, ...) by domain, each rank writes back one "
+        "contiguous domain of the versioned bytes; versioned pieces separated by at most this "
+        "many bytes are written as one window (the bytes between are read from the file "
+        "first).  Also the piece size above which fold_by auto writes back by owner",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_fold_max_gap);
     mca_fs_versioned_fold_window = 4 << 20;
@@ -127,7 +142,7 @@ static int versioned_open(void)
 
 static int versioned_close(void)
 {
-    mca_common_sfio_component_output_close(mca_fs_versioned_output);
+    mca_common_sfio_component_close(mca_fs_versioned_output);
     mca_fs_versioned_output = -1;
     return OMPI_SUCCESS;
 }

@@ -95,7 +95,7 @@ static int fetchadd_open(void)
 
 static int fetchadd_close(void)
 {
-    mca_common_sfio_component_output_close(mca_sharedfp_fetchadd_output);
+    mca_common_sfio_component_close(mca_sharedfp_fetchadd_output);
     mca_sharedfp_fetchadd_output = -1;
     return OMPI_SUCCESS;
 }
