@@ -32,12 +32,6 @@ void mca_common_sfio_component_output_close(int output);
  * and closes its output. */
 void mca_common_sfio_component_close(int output);
 
-/* Registers a string MCA parameter of component c whose storage is a heap
- * cell, and returns that cell (NULL on failure; *cell is NULL when unset).
- * Open MPI 5.0 unloads a DSO component without deregistering its
- * parameters and frees string values through their storage pointer in
- * MPI_Finalize: storage inside the DSO segfaults at exit.  The cell is kept
- * for the life of the process; a second registration reuses it. */
 /* Sets this copy of the engine's request depth (sfio_posixio) from the
  * parameters fbtl_versioned_io_depth and _io_depth_min_pieces, when that
  * component has registered them. */
@@ -48,6 +42,12 @@ void mca_common_sfio_component_adopt_io_depth(void);
  * outlives the component's DSO. */
 int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage);
 
+/* Registers a string MCA parameter of component c whose storage is a heap
+ * cell, and returns that cell (NULL on failure; *cell is NULL when unset).
+ * Open MPI 5.0 unloads a DSO component without deregistering its
+ * parameters and frees string values through their storage pointer in
+ * MPI_Finalize: storage inside the DSO segfaults at exit.  The cell is kept
+ * for the life of the process; a second registration reuses it. */
 char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
                                                  char ***cell, const char *name,
                                                  const char *help);

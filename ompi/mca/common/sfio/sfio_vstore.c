@@ -574,7 +574,6 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
     return 0;
 }
 
-/* Creates this rank's data and record logs on first use. */
 /* Extends the in-memory copy of this rank's log by the bytes just logged
  * at [start, ...) when they continue it and fit fold.cache_max; after the
  * first gap or overflow the copy stops growing until the next fold (the
@@ -620,6 +619,7 @@ static void logcopy_reset(mca_common_sfio_vstore_t *s)
     }
 }
 
+/* Creates this rank's data and record logs on first use. */
 static int ensure_logs(mca_common_sfio_vstore_t *s)
 {
     if (s->log_fd >= 0) {
@@ -685,6 +685,39 @@ static int collect_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
     return 0;
 }
 
+/* Fills segs (offset: in rank's log, ascending; buf: destination) with
+ * their logged bytes: this rank's own from its log's copy while it lasts,
+ * the rest with one vectored read of the log (pieces back to back in the
+ * log fuse into one request; sfio_posixio may keep several in flight).
+ * Adds the bytes taken from the copy to *copied_p.  Returns 0, or a
+ * negative errno (-EIO: a published piece is not wholly in its log). */
+static int read_logged(mca_common_sfio_vstore_t *s, int rank, const mca_common_sfio_ioseg_t *segs,
+                       size_t n, mca_common_sfio_scratch_t *scratch, uint64_t *copied_p)
+{
+    size_t k = 0;
+    if (rank == s->rank) {
+        while (k < n && segs[k].offset + segs[k].length <= s->logcopy_len) {
+            memcpy(segs[k].buf, s->logcopy + segs[k].offset, (size_t) segs[k].length);
+            *copied_p += segs[k].length;
+            k++;
+        }
+    }
+    if (k == n) {
+        return 0;
+    }
+    const mca_common_sfio_sieve_policy_t direct = { .enabled = false };
+    int fd = log_fd_of(s, rank);
+    uint64_t got = 0;
+    if (fd < 0) {
+        return fd;
+    }
+    int rc = mca_common_sfio_posix_read_segs(fd, segs + k, n - k, &direct, scratch, &got);
+    if (0 == rc && got != mca_common_sfio_ioseg_total(segs + k, n - k)) {
+        rc = -EIO;
+    }
+    return rc;
+}
+
 /* The log reads of one fold window, as segments of the logs. */
 typedef struct fold_reads_t {
     mca_common_sfio_ioseg_t *segs;   /* offset: in the log; buf: in the window */
@@ -705,11 +738,8 @@ static int by_rank_then_log_offset(const void *a, const void *b, void *ctx)
     return 0;
 }
 
-/* Fills window w's buffer with its logged pieces.  The pieces one write
- * logged lie back to back in its rank's log, so they are read per log in
- * log order: neighbours fuse into one vectored read (one request instead of
- * one per piece on network storage), and a log's reads may be in flight
- * together (sfio_posixio's depth). */
+/* Fills window w's buffer with its logged pieces, per log in log order
+ * (the pieces one write logged lie back to back in its rank's log). */
 static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
                           const mca_common_sfio_sieve_window_t *w, char *buf, fold_reads_t *rd)
 {
@@ -741,37 +771,17 @@ static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
         sorted[k] = tmp[order[k]];
         srank[k] = rd->rank[order[k]];
     }
-    const mca_common_sfio_sieve_policy_t direct = { .enabled = false };
     mca_common_sfio_scratch_t scratch = { 0 };
     for (size_t k = 0; 0 == rc && k < n;) {
         size_t e = k + 1;
         while (e < n && srank[e] == srank[k]) {
             e++;
         }
-        if (srank[k] == s->rank) {
-            /* this rank's own pieces: from the log's copy while it lasts
-             * (sorted by log offset, so the copied ones come first) */
-            while (k < e && sorted[k].offset + sorted[k].length <= s->logcopy_len) {
-                memcpy(sorted[k].buf, s->logcopy + sorted[k].offset, (size_t) sorted[k].length);
-                s->stats.bytes_folded += sorted[k].length;
-                s->stats.bytes_fold_cached += sorted[k].length;
-                k++;
-            }
-            if (k == e) {
-                continue;
-            }
-        }
-        int fd = log_fd_of(s, srank[k]);
-        uint64_t want = mca_common_sfio_ioseg_total(sorted + k, e - k), got = 0;
-        if (fd < 0) {
-            rc = fd;
-        } else if (0 != (rc = mca_common_sfio_posix_read_segs(fd, sorted + k, e - k, &direct,
-                                                               &scratch, &got))) {
-            /* rc set */
-        } else if (got != want) {
-            rc = -EIO;   /* a published piece must be wholly in its log */
-        } else {
-            s->stats.bytes_folded += got;
+        uint64_t copied = 0;
+        rc = read_logged(s, srank[k], sorted + k, e - k, &scratch, &copied);
+        if (0 == rc) {
+            s->stats.bytes_folded += mca_common_sfio_ioseg_total(sorted + k, e - k);
+            s->stats.bytes_fold_cached += copied;
         }
         k = e;
     }
@@ -867,7 +877,9 @@ static int count_logged(const mca_common_sfio_vpiece_t *p, void *ctx)
  * caught up to the same P), so every rank reaches the same verdict without
  * a message.  Pieces of at least max_gap bytes on average gain little from
  * the domain's windows, while owner write-back reads nothing back (each
- * rank's pieces come from its own log, mostly its copy in memory). */
+ * rank's pieces come from its own log, mostly its copy in memory).  The
+ * census walks the index without allocating: in the domain case the
+ * pieces are small and may be very many. */
 static bool fold_by_owner(const mca_common_sfio_vstore_t *s)
 {
     if (MCA_COMMON_SFIO_FOLD_BY_AUTO != s->fold.by) {
@@ -923,7 +935,6 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
 #define FOLD_COPIED(i) (fp.rank[i] == s->rank && fp.log_offset[i] + fp.segs[i].length <= s->logcopy_len)
     char *buf = NULL;
     mca_common_sfio_scratch_t scratch = { 0 };
-    const mca_common_sfio_sieve_policy_t direct = { .enabled = false };
     for (size_t k = 0; 0 == rc && k < m;) {
         size_t e = k;
         uint64_t done = 0;
@@ -950,22 +961,15 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
             mca_common_sfio_ioseg_t *reads = malloc((e - k) * sizeof(*reads));
             rc = reads ? 0 : -ENOMEM;
             for (size_t i = k; 0 == rc && i < e;) {
-                /* one vectored read per run of the same log */
-                size_t j = i;
+                size_t j = i;   /* a run of the same log */
                 while (j < e && fp.rank[j] == fp.rank[i]) {
                     reads[j - i] = (mca_common_sfio_ioseg_t) { fp.log_offset[j], fp.segs[j].length,
                                                                fp.segs[j].buf };
                     j++;
                 }
-                int fd = log_fd_of(s, fp.rank[i]);
-                uint64_t got = 0;
-                if (fd < 0) {
-                    rc = fd;
-                } else if (0 == (rc = mca_common_sfio_posix_read_segs(fd, reads, j - i, &direct,
-                                                                       &scratch, &got)) &&
-                           got != mca_common_sfio_ioseg_total(reads, j - i)) {
-                    rc = -EIO;   /* a published piece must be wholly in its log */
-                }
+                uint64_t copied = 0;
+                rc = read_logged(s, fp.rank[i], reads, j - i, &scratch, &copied);
+                s->stats.bytes_fold_cached += copied;
                 i = j;
             }
             free(reads);
