@@ -28,6 +28,9 @@
  *   SFIO_TEST_SKIP   skip subtests whose name contains one of these strings
  *   SFIO_TEST_STACK  "stock" or "suite": selects expected failures (xfail)
  *   SFIO_TEST_VERBOSE  print per-subtest timing
+ *   SFIO_TEST_ATOMIC   set: every MPI_File_open of a writable file is followed
+ *                    by MPI_File_set_atomicity(fh, 1) (every call family then
+ *                    runs through the atomic path the stack chose)
  */
 #ifndef SFIO_MPITEST_H
 #define SFIO_MPITEST_H
@@ -42,6 +45,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* SFIO_TEST_ATOMIC: the programs' opens go through here. */
+static int t_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh)
+{
+    int rc = (MPI_File_open)(comm, path, amode, info, fh);
+    if (MPI_SUCCESS == rc && getenv("SFIO_TEST_ATOMIC") != NULL && !(amode & MPI_MODE_RDONLY)) {
+        rc = MPI_File_set_atomicity(*fh, 1);
+    }
+    return rc;
+}
+#define MPI_File_open(c, p, a, i, f) t_file_open(c, p, a, i, f)
 
 /* not every program uses every helper */
 #pragma GCC diagnostic ignored "-Wunused-function"

@@ -72,9 +72,10 @@ static void *worker_main(void *arg)
         } else if (0 != p->lockmode) {
             rc = writing
                 ? mca_common_sfio_locked_write(job->fd, (mca_common_sfio_lockmode_t) p->lockmode,
-                                               job->segs, job->nsegs, p->objects, &bytes)
+                                               job->segs, job->nsegs, p->objects, p->pcache, &bytes)
                 : mca_common_sfio_locked_read(job->fd, (mca_common_sfio_lockmode_t) p->lockmode,
-                                              job->segs, job->nsegs, p->objects, &job->policy,
+                                              job->segs, job->nsegs, p->objects, p->pcache,
+                                              &job->policy,
                                               &scratch, &bytes);
         } else {
             rc = (MCA_COMMON_SFIO_ASYNC_WRITE == job->kind)

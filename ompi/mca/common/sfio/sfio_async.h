@@ -14,6 +14,7 @@
 #include "sfio_iobatch.h"
 #include "sfio_vstore.h"
 #include "sfio_lockplan.h"
+#include "sfio_pcache.h"
 
 typedef struct mca_common_sfio_async_job_t mca_common_sfio_async_job_t;
 
@@ -29,6 +30,7 @@ typedef struct mca_common_sfio_async_path_t {
     int lockmode;                               /* without store: 0 plain, else
                                                    an mca_common_sfio_lockmode_t */
     const mca_common_sfio_objects_t *objects;   /* seed 004, may be NULL */
+    mca_common_sfio_pcache_t *pcache;           /* lock modes: private bytes' cache, or NULL */
 } mca_common_sfio_async_path_t;
 
 /* Copies segs and queues the transfer along path.  Returns 0 and the job

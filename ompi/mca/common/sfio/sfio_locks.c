@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "sfio_locks.h"
@@ -71,10 +72,85 @@ void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p)
 
 static pthread_mutex_t locked_io = PTHREAD_MUTEX_INITIALIZER;
 size_t mca_common_sfio_lock_max_ranges = 1024;
+uint64_t mca_common_sfio_pcache_limit = 0;
+
+int mca_common_sfio_pcache_write_back_held(int fd, mca_common_sfio_pcache_t *pc)
+{
+    int rc = 0;
+    if (pc->count > 0) {
+        mca_common_sfio_ioseg_t *segs = malloc(pc->count * sizeof(*segs));
+        uint64_t n = 0;
+        if (NULL == segs) {
+            rc = -ENOMEM;
+        } else {
+            for (size_t i = 0; i < pc->count; ++i) {
+                segs[i] = (mca_common_sfio_ioseg_t) {
+                    .offset = pc->ext[i].offset, .length = pc->ext[i].length,
+                    .buf = pc->ext[i].data,
+                };
+            }
+            rc = mca_common_sfio_posix_write_segs(fd, segs, pc->count, &n);
+            free(segs);
+        }
+        pc->flushes++;
+        pc->bytes_flushed += pc->cached_bytes;
+    }
+    mca_common_sfio_pcache_clear(pc);
+    return rc;
+}
+
+int mca_common_sfio_pcache_write_back(int fd, mca_common_sfio_pcache_t *pc)
+{
+    pthread_mutex_lock(&pc->lock);
+    int rc = mca_common_sfio_pcache_write_back_held(fd, pc);
+    pthread_mutex_unlock(&pc->lock);
+    return rc;
+}
+
+/* Puts private pieces into pc when they fit (after writing pc back if
+ * they do not fit beside what it holds).  Returns 0 and *cached, or a
+ * negative errno. */
+static int cache_private(int fd, mca_common_sfio_pcache_t *pc, const mca_common_sfio_ioseg_t *priv,
+                         size_t npriv, bool *cached)
+{
+    int rc = 0;
+    uint64_t need = mca_common_sfio_pcache_need(priv, npriv);
+    *cached = false;
+    pthread_mutex_lock(&pc->lock);
+    if (pc->count > 0 && pc->arena_bytes + need > mca_common_sfio_pcache_limit) {
+        /* also keeps the cache from holding older copies of bytes written
+         * straight below */
+        rc = mca_common_sfio_pcache_write_back_held(fd, pc);
+    }
+    if (0 == rc && pc->arena_bytes + need <= mca_common_sfio_pcache_limit &&
+        0 == mca_common_sfio_pcache_put(pc, priv, npriv)) {
+        *cached = true;
+        /* Make the size what the write made it: its last byte goes through
+         * (the rank's own private byte; the cache keeps the newest copy). */
+        const mca_common_sfio_ioseg_t *last = NULL;
+        for (size_t i = 0; i < npriv; ++i) {
+            if (priv[i].length > 0 &&
+                (NULL == last || priv[i].offset + priv[i].length > last->offset + last->length)) {
+                last = &priv[i];
+            }
+        }
+        if (NULL != last && last->offset + last->length > pc->eof_made) {
+            ssize_t w = mca_common_sfio_posix_pwrite_full(fd, (char *) last->buf + last->length - 1,
+                                                          1, last->offset + last->length - 1);
+            rc = w < 0 ? (int) w : 0;
+            if (0 == rc) {
+                pc->eof_made = last->offset + last->length;
+            }
+        }
+    }
+    pthread_mutex_unlock(&pc->lock);
+    return rc;
+}
 
 int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
-                                 const mca_common_sfio_objects_t *objects, uint64_t *written_p)
+                                 const mca_common_sfio_objects_t *objects,
+                                 mca_common_sfio_pcache_t *pcache, uint64_t *written_p)
 {
     mca_common_sfio_ioseg_t *priv = NULL, *shared = NULL;
     size_t npriv = 0, nshared = 0;
@@ -95,8 +171,16 @@ int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
         nlocked = nshared;
     }
     if (0 == rc && npriv > 0) {
-        rc = mca_common_sfio_posix_write_segs(fd, priv, npriv, &n);
-        done += n;
+        bool cached = false;
+        if (NULL != pcache && mca_common_sfio_pcache_limit > 0) {
+            rc = cache_private(fd, pcache, priv, npriv, &cached);
+        }
+        if (cached) {
+            done += mca_common_sfio_pcache_need(priv, npriv);
+        } else if (0 == rc) {
+            rc = mca_common_sfio_posix_write_segs(fd, priv, npriv, &n);
+            done += n;
+        }
     }
     if (0 == rc && nlocked > 0) {
         rc = mca_common_sfio_lockplan_build(mode, locked, nlocked, NULL, &locks);
@@ -125,6 +209,7 @@ int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
 int mca_common_sfio_locked_read(int fd, mca_common_sfio_lockmode_t mode,
                                 const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                 const mca_common_sfio_objects_t *objects,
+                                mca_common_sfio_pcache_t *pcache,
                                 const mca_common_sfio_sieve_policy_t *policy,
                                 mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
 {
@@ -145,6 +230,16 @@ int mca_common_sfio_locked_read(int fd, mca_common_sfio_lockmode_t mode,
             mca_common_sfio_locks_release(fd, &locks);
         }
         pthread_mutex_unlock(&locked_io);
+    }
+    if (0 == rc && NULL != pcache) {
+        /* this rank's private bytes not yet in the file (nobody else can
+         * have written them meanwhile) */
+        pthread_mutex_lock(&pcache->lock);
+        for (size_t i = 0; pcache->count > 0 && i < nsegs; ++i) {
+            (void) mca_common_sfio_pcache_overlay(pcache, segs[i].offset, segs[i].length,
+                                                  segs[i].buf);
+        }
+        pthread_mutex_unlock(&pcache->lock);
     }
     mca_common_sfio_rangelist_destroy(&locks);
     return rc;

@@ -16,6 +16,7 @@
 
 #include "sfio_iobatch.h"
 #include "sfio_lockplan.h"
+#include "sfio_pcache.h"
 #include "sfio_posixio.h"
 #include "sfio_rangelist.h"
 
@@ -45,15 +46,34 @@ void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p);
  * no bound.  Set once by the fbtl from its parameter. */
 extern size_t mca_common_sfio_lock_max_ranges;
 
+/* Bytes of arena a private-object cache may hold (0: no cache: private
+ * bytes go straight to the file).  Set once by the fbtl. */
+extern uint64_t mca_common_sfio_pcache_limit;
+
+/* pcache (may be NULL): where private bytes go instead of the file, up to
+ * mca_common_sfio_pcache_limit; a write that does not fit first writes the
+ * cache back.  The bytes a cached write ends with are written through
+ * when they extend the file, so the file's size is what the write made
+ * it. */
 int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
-                                 const mca_common_sfio_objects_t *objects, uint64_t *written_p);
+                                 const mca_common_sfio_objects_t *objects,
+                                 mca_common_sfio_pcache_t *pcache, uint64_t *written_p);
 
-/* An atomic read under shared locks of the bytes it reads. */
+/* An atomic read under shared locks of the bytes it reads; then the
+ * cached private bytes of pcache (may be NULL) over what the file had. */
 int mca_common_sfio_locked_read(int fd, mca_common_sfio_lockmode_t mode,
                                 const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                 const mca_common_sfio_objects_t *objects,
+                                mca_common_sfio_pcache_t *pcache,
                                 const mca_common_sfio_sieve_policy_t *policy,
                                 mca_common_sfio_scratch_t *scratch, uint64_t *read_p);
+
+/* Writes pc's bytes back by this rank alone (one request per run of
+ * file-contiguous extents) and empties it.  Takes pc's lock.  Returns 0
+ * or a negative errno (the cache is emptied either way). */
+int mca_common_sfio_pcache_write_back(int fd, mca_common_sfio_pcache_t *pc);
+/* The same for a caller that holds pc's lock. */
+int mca_common_sfio_pcache_write_back_held(int fd, mca_common_sfio_pcache_t *pc);
 
 #endif

@@ -127,6 +127,209 @@ mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh)
 }
 
 /* ------------------------------------------------------------------ */
+/* The private-object cache's collective flush (see sfio_ompio.h)      */
+/* ------------------------------------------------------------------ */
+
+/* Domains start on this alignment (file system blocks stay whole). */
+#define PCACHE_DOMAIN_ALIGN 4096
+
+static int by_offset(const void *a, const void *b)
+{
+    const mca_common_sfio_ioseg_t *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Packs this rank's pieces per domain as [(offset, length) pairs][bytes]
+ * into sbuf; scount/sdispl per rank in bytes. */
+static void pcache_pack(const mca_common_sfio_ioseg_t *pieces, size_t npieces, uint64_t lo,
+                        uint64_t dsize, int n, const uint64_t *per, char *sbuf,
+                        const int *sdispl)
+{
+    size_t *hdr_at = calloc((size_t) n, sizeof(size_t)), *data_at = calloc((size_t) n, sizeof(size_t));
+    for (int d = 0; d < n; ++d) {
+        hdr_at[d] = (size_t) sdispl[d];
+        data_at[d] = (size_t) sdispl[d] + 16 * (size_t) per[2 * d];
+    }
+    for (size_t i = 0; i < npieces; ++i) {
+        uint64_t q = (pieces[i].offset - lo) / dsize;
+        int d = q >= (uint64_t) n ? n - 1 : (int) q;
+        uint64_t pair[2] = { pieces[i].offset, pieces[i].length };
+        memcpy(sbuf + hdr_at[d], pair, sizeof(pair));
+        hdr_at[d] += sizeof(pair);
+        memcpy(sbuf + data_at[d], pieces[i].buf, pieces[i].length);
+        data_at[d] += pieces[i].length;
+    }
+    free(hdr_at);
+    free(data_at);
+}
+
+static int pcache_send_and_write(ompio_file_t *fh, uint64_t lo, uint64_t dsize,
+                                 const mca_common_sfio_ioseg_t *pieces, size_t npieces,
+                                 const uint64_t *per, const uint64_t *rper, int *cnt, char *sbuf,
+                                 char *rbuf, mca_common_sfio_ioseg_t *mine);
+
+/* The exchange and this rank's domain write.  Returns 0 or a negative
+ * errno of this rank (the caller agrees on one). */
+static int pcache_exchange(ompio_file_t *fh, mca_common_sfio_pcache_t *pc, uint64_t lo,
+                           uint64_t hi)
+{
+    ompi_communicator_t *comm = fh->f_comm;
+    int n = fh->f_size, rc = 0;
+    uint64_t dsize = mca_common_sfio_pcache_domain_size(lo, hi, n, PCACHE_DOMAIN_ALIGN);
+    size_t npieces = mca_common_sfio_pcache_route_count(pc, lo, dsize, n);
+    mca_common_sfio_ioseg_t *pieces = malloc((npieces ? npieces : 1) * sizeof(*pieces));
+    mca_common_sfio_ioseg_t *mine = NULL;
+    uint64_t *per = malloc(2 * (size_t) n * sizeof(uint64_t));
+    uint64_t *rper = malloc(2 * (size_t) n * sizeof(uint64_t));
+    int *cnt = malloc(4 * (size_t) n * sizeof(int));
+    char *sbuf = NULL, *rbuf = NULL;
+    int ok = NULL != pieces && NULL != per && NULL != rper && NULL != cnt;
+
+    if (ok) {
+        mca_common_sfio_pcache_route(pc, lo, dsize, n, per, pieces);
+    } else if (NULL != per) {
+        memset(per, 0, 2 * (size_t) n * sizeof(uint64_t));
+    }
+    /* everyone enters the alltoall, even a rank short of memory */
+    int mrc = comm->c_coll->coll_alltoall(per ? per : rper, 2, MPI_UINT64_T, rper, 2,
+                                          MPI_UINT64_T, comm,
+                                          comm->c_coll->coll_alltoall_module);
+    uint64_t stot = 0, rtot = 0, rpieces = 0;
+    for (int r = 0; ok && r < n; ++r) {
+        stot += 16 * per[2 * r] + per[2 * r + 1];
+        rtot += 16 * rper[2 * r] + rper[2 * r + 1];
+        rpieces += rper[2 * r];
+    }
+    /* alltoallv counts are ints */
+    ok = ok && OMPI_SUCCESS == mrc && stot <= INT32_MAX && rtot <= INT32_MAX;
+    if (ok) {
+        sbuf = malloc(stot ? stot : 1);
+        rbuf = malloc(rtot ? rtot : 1);
+        mine = malloc((rpieces ? rpieces : 1) * sizeof(*mine));
+        ok = NULL != sbuf && NULL != rbuf && NULL != mine;
+    }
+    int agreed = ok;
+    mrc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, &agreed, 1, MPI_INT, MPI_MIN, comm,
+                                       comm->c_coll->coll_allreduce_module);
+    /* somebody cannot take part: each writes its own bytes */
+    bool alone = OMPI_SUCCESS != mrc || !agreed;
+    if (!alone) {
+        rc = pcache_send_and_write(fh, lo, dsize, pieces, npieces, per, rper, cnt, sbuf,
+                                   rbuf, mine);
+    }
+    free(pieces);
+    free(per);
+    free(rper);
+    free(cnt);
+    free(sbuf);
+    free(rbuf);
+    free(mine);
+    if (alone) {
+        return mca_common_sfio_pcache_write_back_held(fh->fd, pc);
+    }
+    pc->flushes++;
+    pc->bytes_flushed += pc->cached_bytes;
+    return rc;
+}
+
+/* The alltoallv of the packed pieces and the write of this rank's domain
+ * (buffers sized by the caller from the per-domain counts). */
+static int pcache_send_and_write(ompio_file_t *fh, uint64_t lo, uint64_t dsize,
+                                 const mca_common_sfio_ioseg_t *pieces, size_t npieces,
+                                 const uint64_t *per, const uint64_t *rper, int *cnt, char *sbuf,
+                                 char *rbuf, mca_common_sfio_ioseg_t *mine)
+{
+    ompi_communicator_t *comm = fh->f_comm;
+    int n = fh->f_size, rc = 0, mrc;
+    int *scount = cnt, *sdispl = cnt + n, *rcount = cnt + 2 * n, *rdispl = cnt + 3 * n;
+    int so = 0, ro = 0;
+    for (int r = 0; r < n; ++r) {
+        scount[r] = (int) (16 * per[2 * r] + per[2 * r + 1]);
+        sdispl[r] = so;
+        so += scount[r];
+        rcount[r] = (int) (16 * rper[2 * r] + rper[2 * r + 1]);
+        rdispl[r] = ro;
+        ro += rcount[r];
+    }
+    pcache_pack(pieces, npieces, lo, dsize, n, per, sbuf, sdispl);
+    mrc = comm->c_coll->coll_alltoallv(sbuf, scount, sdispl, MPI_BYTE, rbuf, rcount, rdispl,
+                                       MPI_BYTE, comm, comm->c_coll->coll_alltoallv_module);
+    if (OMPI_SUCCESS != mrc) {
+        rc = -EIO;
+    } else {
+        size_t m = 0;
+        for (int r = 0; r < n; ++r) {
+            const char *hdr = rbuf + rdispl[r];
+            char *data = rbuf + rdispl[r] + 16 * rper[2 * r];
+            for (uint64_t k = 0; k < rper[2 * r]; ++k) {
+                uint64_t pair[2];
+                memcpy(pair, hdr + 16 * k, sizeof(pair));
+                mine[m++] = (mca_common_sfio_ioseg_t) {
+                    .offset = pair[0], .length = pair[1], .buf = data,
+                };
+                data += pair[1];
+            }
+        }
+        /* private bytes: no two ranks cached the same byte */
+        qsort(mine, m, sizeof(*mine), by_offset);
+        uint64_t written = 0;
+        mca_common_sfio_component_adopt_io_depth();
+        rc = mca_common_sfio_posix_write_segs(fh->fd, mine, m, &written);
+    }
+    return rc;
+}
+
+int mca_common_sfio_pcache_flush(ompio_file_t *fh, mca_common_sfio_pcache_t *pc)
+{
+    if (NULL == pc) {
+        return MPI_SUCCESS;
+    }
+    if (!fh->f_atomicity) {
+        int rc = mca_common_sfio_pcache_write_back(fh->fd, pc);
+        return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
+    }
+    ompi_communicator_t *comm = fh->f_comm;
+    pthread_mutex_lock(&pc->lock);
+    /* one allreduce (max) finds the group's span: the lowest start as the
+     * largest complement */
+    uint64_t lo, hi, span[2];
+    mca_common_sfio_pcache_span(pc, &lo, &hi);
+    span[0] = pc->count ? ~lo : 0;
+    span[1] = pc->count ? hi : 0;
+    int rc = 0;
+    int mrc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, span, 2, MPI_UINT64_T, MPI_MAX, comm,
+                                           comm->c_coll->coll_allreduce_module);
+    if (OMPI_SUCCESS != mrc) {
+        pthread_mutex_unlock(&pc->lock);
+        return mrc;
+    }
+    if (0 != span[1]) {
+        uint64_t bytes = pc->cached_bytes;
+        rc = pcache_exchange(fh, pc, ~span[0], span[1]);
+        mca_common_sfio_pcache_clear(pc);
+        /* one verdict: the lowest (most negative) errno */
+        mrc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, comm,
+                                           comm->c_coll->coll_allreduce_module);
+        if (OMPI_SUCCESS != mrc && 0 == rc) {
+            rc = -EIO;
+        }
+        opal_output_verbose(10, mca_common_sfio_output,
+                            "sfio: private cache of %s: %" PRIu64 " B written by domains "
+                            "(%" PRIu64 " flushes, %" PRIu64 " B in all)",
+                            fh->f_filename ? fh->f_filename : "", bytes, pc->flushes,
+                            pc->bytes_flushed);
+    }
+    pthread_mutex_unlock(&pc->lock);
+    if (0 != rc) {
+        mca_common_sfio_show_help("io-error", true, "fbtl/versioned",
+                                  "write the cached private bytes into",
+                                  fh->f_filename ? fh->f_filename : "", strerror(-rc));
+        return mca_common_sfio_errno_to_mpi(-rc);
+    }
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
 /* File-system operations                                             */
 /* ------------------------------------------------------------------ */
 
@@ -246,6 +449,7 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
         f->store_errno = ENOTSUP;
     }
     mca_common_sfio_objects_init(&f->objects);
+    mca_common_sfio_pcache_init(&f->pcache);
     f->private_objects = options->private_objects;
     f->objects_max_ranges = options->objects_max_ranges;
     fh->f_fs_ptr = f;
@@ -328,6 +532,7 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
     int err = MPI_SUCCESS;
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (NULL != f) {
+        err = mca_common_sfio_pcache_flush(fh, &f->pcache);
         if (NULL != f->store) {
             int rc = fold_store(f->store, false, true);
             report_stats(fh, f->store);
@@ -347,6 +552,7 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
         mca_common_sfio_hooks_remove_at_close(fh);
         mca_common_sfio_hooks_release(fh);
         mca_common_sfio_objects_destroy(&f->objects);
+        mca_common_sfio_pcache_destroy(&f->pcache);
         f->magic = 0;
         free(f);
         fh->f_fs_ptr = NULL;
@@ -380,6 +586,13 @@ int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 {
     int err = MPI_SUCCESS;
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL != f) {
+        /* cached bytes beyond the new size must not land after it */
+        int rc = mca_common_sfio_pcache_flush(fh, &f->pcache);
+        if (MPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
     /* Versions beyond the new size must not resurface after truncation. */
     if (NULL != f && NULL != f->store) {
         int rc = fold_store(f->store, false, false);
@@ -426,6 +639,12 @@ int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
 int mca_common_sfio_fs_sync(ompio_file_t *fh)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL != f) {
+        int rc = mca_common_sfio_pcache_flush(fh, &f->pcache);
+        if (MPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
     if (NULL != f && NULL != f->store) {
         int rc = fold_store(f->store, true, true);   /* OMPIO barriered */
         return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
@@ -524,11 +743,36 @@ static const char *mode_name(mca_common_sfio_atomic_mode_t m)
 static mca_common_sfio_scratch_t blocking_scratch;
 
 static const mca_common_sfio_objects_t *hook_objects(const ompio_file_t *fh);
+static mca_common_sfio_pcache_t *hook_pcache(const ompio_file_t *fh);
+
+static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                      mca_common_sfio_async_path_t *path_p);
 
 /* Chooses how fh's current access reaches the file.  In atomic mode
- * without a usable path says why once and returns an error. */
+ * without a usable path says why once and returns an error.  List locks
+ * with known objects keep private bytes in the file's cache; any other
+ * path first writes back what the cache holds, so that no older cached
+ * copy lands over what it writes, and it reads what the cache held. */
 static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
                  mca_common_sfio_async_path_t *path_p)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    mca_common_sfio_pcache_t *pc = NULL != f ? &f->pcache : hook_pcache(fh);
+    int rc = route_path(fh, mode, path_p);
+    if (0 != rc) {
+        return rc;
+    }
+    if (MCA_COMMON_SFIO_LOCK_LIST == path_p->lockmode && NULL != path_p->objects &&
+        mca_common_sfio_pcache_limit > 0) {
+        path_p->pcache = pc;
+    } else if (NULL != pc && pc->count > 0) {
+        rc = mca_common_sfio_pcache_write_back(fh->fd, pc);
+    }
+    return rc;
+}
+
+static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                      mca_common_sfio_async_path_t *path_p)
 {
     static bool told_fallback = false;
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
@@ -638,7 +882,7 @@ static int path_write(int fd, const mca_common_sfio_async_path_t *p,
     }
     if (0 != p->lockmode) {
         return mca_common_sfio_locked_write(fd, (mca_common_sfio_lockmode_t) p->lockmode, segs,
-                                            nsegs, p->objects, bytes);
+                                            nsegs, p->objects, p->pcache, bytes);
     }
     return mca_common_sfio_posix_write_segs(fd, segs, nsegs, bytes);
 }
@@ -652,7 +896,8 @@ static int path_read(int fd, const mca_common_sfio_async_path_t *p,
     }
     if (0 != p->lockmode) {
         return mca_common_sfio_locked_read(fd, (mca_common_sfio_lockmode_t) p->lockmode, segs,
-                                           nsegs, p->objects, policy, &blocking_scratch, bytes);
+                                           nsegs, p->objects, p->pcache, policy,
+                                           &blocking_scratch, bytes);
     }
     return mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, &blocking_scratch, bytes);
 }
@@ -930,6 +1175,7 @@ typedef struct sfio_hooks_t {
     mca_fs_base_module_t *fs_real;             /* when fbtl/versioned wrapped a stock fs */
     mca_fs_base_module_t fs_proxy;
     mca_common_sfio_objects_t objects;         /* seed 004 objects over a stock fs */
+    mca_common_sfio_pcache_t pcache;           /* private bytes' cache over a stock fs */
     uint64_t set_views;                        /* collective points seen (stock fs) */
 } sfio_hooks_t;
 
@@ -951,6 +1197,7 @@ static sfio_hooks_t *hooks_get(ompio_file_t *fh)
     if (NULL == h && NULL != (h = calloc(1, sizeof(*h)))) {
         h->fh = fh;
         mca_common_sfio_objects_init(&h->objects);
+        mca_common_sfio_pcache_init(&h->pcache);
         h->next = hooks_list;
         hooks_list = h;
     }
@@ -967,6 +1214,7 @@ void mca_common_sfio_hooks_release(ompio_file_t *fh)
                 fh->f_fs = h->fs_real;
             }
             mca_common_sfio_objects_destroy(&h->objects);
+            mca_common_sfio_pcache_destroy(&h->pcache);
             free(h);
             return;
         }
@@ -977,6 +1225,12 @@ static const mca_common_sfio_objects_t *hook_objects(const ompio_file_t *fh)
 {
     sfio_hooks_t *h = hooks_of(fh);
     return (NULL != h && h->objects.valid) ? &h->objects : NULL;
+}
+
+static mca_common_sfio_pcache_t *hook_pcache(const ompio_file_t *fh)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    return NULL != h ? &h->pcache : NULL;
 }
 
 static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
@@ -1065,6 +1319,13 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
      * rank has the same view (all bytes shared) and nothing is written.
      * The test is the same on every rank. */
     uint64_t nth = NULL != f ? f->set_views++ : h->set_views++;
+    if (nth > 0) {
+        /* cached bytes were private under the views that end here */
+        int prc = mca_common_sfio_pcache_flush(fh, NULL != f ? &f->pcache : &h->pcache);
+        if (MPI_SUCCESS != prc) {
+            return prc;
+        }
+    }
     if ((NULL != store || want_objects) && nth > 0) {
         ompi_communicator_t *comm = fh->f_comm;
         int mine = want_objects ? (int) fh->f_iov_count * 2 : 0;
@@ -1162,10 +1423,32 @@ static int hooked_fs_close(ompio_file_t *fh)
     if (NULL == h || NULL == h->fs_real) {
         return MPI_ERR_INTERN;
     }
+    int frc = mca_common_sfio_pcache_flush(fh, &h->pcache);
     mca_fs_base_module_file_close_fn_t real_close = h->fs_real->fs_file_close;
     mca_common_sfio_hooks_remove_at_close(fh);
     fh->f_fs = h->fs_real;   /* OMPIO unselects the fs right after */
-    return real_close(fh);
+    int rc = real_close(fh);
+    return MPI_SUCCESS != frc ? frc : rc;
+}
+
+static int hooked_fs_sync(ompio_file_t *fh)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    if (NULL == h || NULL == h->fs_real) {
+        return MPI_ERR_INTERN;
+    }
+    int rc = mca_common_sfio_pcache_flush(fh, &h->pcache);
+    return MPI_SUCCESS != rc ? rc : h->fs_real->fs_file_sync(fh);
+}
+
+static int hooked_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    if (NULL == h || NULL == h->fs_real) {
+        return MPI_ERR_INTERN;
+    }
+    int rc = mca_common_sfio_pcache_flush(fh, &h->pcache);
+    return MPI_SUCCESS != rc ? rc : h->fs_real->fs_file_set_size(fh, size);
 }
 
 int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh)
@@ -1179,6 +1462,8 @@ int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh)
         h->fs_proxy = *fh->f_fs;
         h->fs_proxy.fs_file_open = hooked_fs_open;
         h->fs_proxy.fs_file_close = hooked_fs_close;
+        h->fs_proxy.fs_file_sync = hooked_fs_sync;
+        h->fs_proxy.fs_file_set_size = hooked_fs_set_size;
         fh->f_fs = &h->fs_proxy;
     }
     return OMPI_SUCCESS;

@@ -16,6 +16,7 @@
 
 #include "sfio_iobatch.h"
 #include "sfio_vstore.h"
+#include "sfio_pcache.h"
 
 BEGIN_C_DECLS
 
@@ -35,6 +36,9 @@ typedef struct mca_common_sfio_file_t {
     size_t objects_max_ranges;
     uint64_t set_views;                /* collective points seen */
     uint64_t versions_at_fold;         /* this rank's version count at the last fold */
+    /* List-locking atomic mode: this rank's private bytes not yet written,
+     * written by the group at its next collective point (seed 004). */
+    mca_common_sfio_pcache_t pcache;
 } mca_common_sfio_file_t;
 
 #define MCA_COMMON_SFIO_FILE_MAGIC 0x454c494653464953ull
@@ -54,6 +58,17 @@ void mca_common_sfio_hooks_remove_at_close(ompio_file_t *fh);
 /* For fbtl/versioned over a stock fs: proxy fh->f_fs (at fbtl module init). */
 int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh);
 void mca_common_sfio_hooks_release(ompio_file_t *fh);
+
+/* Collective (every rank of fh's group, at set_view, sync, set_size and
+ * close): writes the group's cached private bytes, seed 004's flush.  In
+ * atomic mode the span of all cached bytes is cut into one contiguous
+ * domain per rank, each rank sends every domain its bytes in one
+ * alltoallv, and each writes its domain in file order (neighbouring
+ * pieces of different ranks fuse into large requests).  With atomicity
+ * off (ranks may have switched it at different collective points: no
+ * agreement to rely on) every rank writes its own bytes back alone.
+ * Empties pc.  Returns MPI_SUCCESS or the same error on every rank. */
+int mca_common_sfio_pcache_flush(ompio_file_t *fh, mca_common_sfio_pcache_t *pc);
 
 /* The file state of fh when fs/versioned serves it, else NULL. */
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);

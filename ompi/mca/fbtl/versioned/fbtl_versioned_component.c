@@ -25,6 +25,7 @@ static size_t sieve_max_block = 1024 * 1024;
 static size_t lock_max_ranges = 1024;
 static unsigned io_depth = 0;
 static size_t io_depth_min_segs = 64;
+static size_t private_cache = 64 * 1024 * 1024;
 
 static int versioned_register(void)
 {
@@ -86,6 +87,15 @@ static int versioned_register(void)
         "(see io_depth)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &io_depth_min_segs);
+    private_cache = 64 * 1024 * 1024;
+    (void) mca_base_component_var_register(c, "private_cache",
+        "Bytes per process and file that list-locking atomic mode keeps of its private bytes "
+        "(bytes no other rank's view reaches, seed 004) instead of writing them piece by "
+        "piece; the group writes them at its next collective point (set_view, sync, "
+        "set_size, close) in one contiguous domain per rank.  A write that does not fit "
+        "writes the cache back first.  0: private bytes go straight to the file",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &private_cache);
     return OMPI_SUCCESS;
 }
 
@@ -104,6 +114,7 @@ static int versioned_open(void)
         .max_block = sieve_max_block,
     };
     mca_common_sfio_lock_max_ranges = lock_max_ranges;
+    mca_common_sfio_pcache_limit = private_cache;
     mca_common_sfio_posix_depth = io_depth;
     mca_common_sfio_posix_depth_min_segs = io_depth_min_segs;
     return OMPI_SUCCESS;
