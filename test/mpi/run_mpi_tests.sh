@@ -2,7 +2,7 @@
 # run_mpi_tests.sh: run the MPI-IO integration tests of test/mpi/ at several
 # process counts and MCA configurations, and summarize.
 #
-# Usage: run_mpi_tests.sh [--stack suite|stock] [--np "1 2 4 8"] [--quick]
+# Usage: run_mpi_tests.sh [--stack suite|stock|adaptive|fbtl-ufs] [--np "1 2 4 8"] [--quick]
 #                         [--configs "default smallbuf"] [--bindir DIR]
 #                         [--programs "t_views t_calls ..."] [--keep]
 #
@@ -11,6 +11,8 @@
 #                   SFIO_COMPONENT_PATH is set it is prepended to Open MPI's
 #                   component path via OMPI_MCA_mca_base_component_path
 #   --stack stock   --mca fs ufs --mca fbtl posix (stock Open MPI components)
+#   --stack fbtl-ufs  --mca fs ufs --mca fbtl versioned (the suite's data
+#                   path and lock modes over the stock fs)
 #   --stack adaptive  stock fs/fbtl, the suite's components on the path (for
 #                   the adaptive_* configurations: fcoll/adaptive without
 #                   the suite's fs/fbtl proxies)
@@ -97,7 +99,8 @@ case "$stack" in
 suite) stack_mca="--mca fs versioned --mca fbtl versioned" ;;
 stock) stack_mca="--mca fs ufs --mca fbtl posix" ;;
 adaptive) stack_mca="--mca fs ufs --mca fbtl posix" ;;
-*) echo "run_mpi_tests.sh: --stack must be suite, stock or adaptive" >&2; exit 2 ;;
+fbtl-ufs) stack_mca="--mca fs ufs --mca fbtl versioned" ;;
+*) echo "run_mpi_tests.sh: --stack must be suite, stock, adaptive or fbtl-ufs" >&2; exit 2 ;;
 esac
 if [ -z "$nps" ]; then
     if [ $quick = 1 ]; then nps="1 4"; else nps="1 2 4 8"; fi
