@@ -15,8 +15,9 @@
  *   sync           sync + barrier: the file holds every byte (POSIX read)
  *   set_view       a new view where every byte is shared: reads see all
  *   nonblocking    iwrite + wait, iread + wait
- *   many_calls     many small writes (a cache of 4 KiB writes itself back
- *                  in between), then close
+ *   many_calls     many small writes, every byte twice (a cache of 4 KiB
+ *                  writes itself back in between; cached and direct
+ *                  writes of the same bytes), then close
  */
 #include "sfio_mpitest.h"
 
@@ -290,13 +291,22 @@ static void test_many_calls(MPI_Datatype view)
     fill(w, t_rank, 9);
     fill(w2, t_rank, 10);
     if (open_atomic_view(path, &fh, view)) {
-        /* an older copy first, everywhere; then the final bytes in small
-         * pieces, backwards: each must replace the older one */
-        t_ok(MPI_File_write_at(fh, 0, w, (int) n, MPI_BYTE, &st), "write_at old");
-        for (long long off = (long long) n - 300; off > -300; off -= 300) {
-            long long o = off < 0 ? 0 : off;
-            long long len = off < 0 ? 300 + off : 300;
-            t_ok(MPI_File_write_at(fh, o, w2 + o, (int) len, MPI_BYTE, &st), "write_at piece");
+        /* an older copy in 300-byte calls, each followed by the final
+         * bytes in a call shifted by 150: every byte is written twice, by
+         * calls of one or two pieces (one piece of 300 B, or two averaging
+         * 150 B: with a small private_cache_piece_max the first go straight
+         * to the file and the second to the cache) */
+        for (long long o = 0; o < (long long) n + 150; o += 300) {
+            for (int pass = 0; pass < 2; pass++) {
+                const unsigned char *src = pass ? w2 : w;
+                long long lo = pass ? o - 150 : o;
+                long long hi = lo + 300 > (long long) n ? (long long) n : lo + 300;
+                lo = lo < 0 ? 0 : lo;
+                if (lo < hi) {
+                    t_ok(MPI_File_write_at(fh, lo, (void *) (src + lo), (int) (hi - lo),
+                                           MPI_BYTE, &st), "write_at piece");
+                }
+            }
         }
         t_ok(MPI_File_close(&fh), "close");
     }

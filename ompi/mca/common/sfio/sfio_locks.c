@@ -73,6 +73,7 @@ void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p)
 static pthread_mutex_t locked_io = PTHREAD_MUTEX_INITIALIZER;
 size_t mca_common_sfio_lock_max_ranges = 1024;
 uint64_t mca_common_sfio_pcache_limit = 0;
+uint64_t mca_common_sfio_pcache_piece_max = 32 * 1024;
 
 int mca_common_sfio_pcache_write_back_held(int fd, mca_common_sfio_pcache_t *pc)
 {
@@ -115,14 +116,19 @@ static int cache_private(int fd, mca_common_sfio_pcache_t *pc, const mca_common_
 {
     int rc = 0;
     uint64_t need = mca_common_sfio_pcache_need(priv, npriv);
+    /* large pieces cost little more than their bytes when written at
+     * once; moving them through the flush's exchange costs more */
+    bool small = need <= mca_common_sfio_pcache_piece_max * (uint64_t) npriv;
+    bool fits = pc->arena_bytes + need <= mca_common_sfio_pcache_limit;
     *cached = false;
     pthread_mutex_lock(&pc->lock);
-    if (pc->count > 0 && pc->arena_bytes + need > mca_common_sfio_pcache_limit) {
+    if (pc->count > 0 && (!small || !fits)) {
         /* also keeps the cache from holding older copies of bytes written
          * straight below */
         rc = mca_common_sfio_pcache_write_back_held(fd, pc);
+        fits = need <= mca_common_sfio_pcache_limit;
     }
-    if (0 == rc && pc->arena_bytes + need <= mca_common_sfio_pcache_limit &&
+    if (0 == rc && small && fits &&
         0 == mca_common_sfio_pcache_put(pc, priv, npriv)) {
         *cached = true;
         /* Make the size what the write made it: its last byte goes through

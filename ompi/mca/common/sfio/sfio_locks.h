@@ -49,6 +49,9 @@ extern size_t mca_common_sfio_lock_max_ranges;
 /* Bytes of arena a private-object cache may hold (0: no cache: private
  * bytes go straight to the file).  Set once by the fbtl. */
 extern uint64_t mca_common_sfio_pcache_limit;
+/* Only writes whose private pieces average at most this many bytes are
+ * cached (larger pieces are written at once).  Set once by the fbtl. */
+extern uint64_t mca_common_sfio_pcache_piece_max;
 
 /* pcache (may be NULL): where private bytes go instead of the file, up to
  * mca_common_sfio_pcache_limit; a write that does not fit first writes the

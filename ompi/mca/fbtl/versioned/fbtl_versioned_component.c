@@ -26,6 +26,7 @@ static size_t lock_max_ranges = 1024;
 static unsigned io_depth = 0;
 static size_t io_depth_min_segs = 64;
 static size_t private_cache = 64 * 1024 * 1024;
+static size_t private_cache_piece_max = 32 * 1024;
 
 static int versioned_register(void)
 {
@@ -96,6 +97,13 @@ static int versioned_register(void)
         "writes the cache back first.  0: private bytes go straight to the file",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &private_cache);
+    private_cache_piece_max = 32 * 1024;
+    (void) mca_base_component_var_register(c, "private_cache_piece_max",
+        "Only writes whose private pieces average at most this many bytes go to the private "
+        "cache (see private_cache); larger pieces cost little more than their bytes when "
+        "written at once, while the collective flush moves every cached byte twice",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &private_cache_piece_max);
     return OMPI_SUCCESS;
 }
 
@@ -115,6 +123,7 @@ static int versioned_open(void)
     };
     mca_common_sfio_lock_max_ranges = lock_max_ranges;
     mca_common_sfio_pcache_limit = private_cache;
+    mca_common_sfio_pcache_piece_max = private_cache_piece_max;
     mca_common_sfio_posix_depth = io_depth;
     mca_common_sfio_posix_depth_min_segs = io_depth_min_segs;
     return OMPI_SUCCESS;
