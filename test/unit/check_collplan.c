@@ -119,6 +119,25 @@ static void tiles(rank_t *r, int rows, int cols, uint64_t th, uint64_t tw)
     }
 }
 
+START_TEST(reads_alone_by_extent_ratio)
+{
+    /* block3d-like: each rank's extent 4x its bytes; one rank idle */
+    mca_common_sfio_coll_rank_t r[3] = {
+        { 0, 4000, 1000, 10 }, { 1000, 5000, 1000, 10 }, { 0, 0, 0, 0 },
+    };
+    REQUIRE(mca_common_sfio_coll_reads_alone(r, 3, 4));
+    REQUIRE(mca_common_sfio_coll_reads_alone(r, 3, 8));
+    REQUIRE(!mca_common_sfio_coll_reads_alone(r, 3, 3));
+    REQUIRE(!mca_common_sfio_coll_reads_alone(r, 3, 0));    /* 0: never */
+    r[1].hi = 5001;                                         /* one rank just over */
+    REQUIRE(!mca_common_sfio_coll_reads_alone(r, 3, 4));
+    REQUIRE(!mca_common_sfio_coll_reads_alone(r + 2, 1, 8)); /* nobody has bytes */
+    mca_common_sfio_coll_rank_t big = { 0, UINT64_MAX, UINT64_MAX / 2, 1 };
+    REQUIRE(mca_common_sfio_coll_reads_alone(&big, 1, 3)); /* ratio * bytes overflows */
+    REQUIRE(!mca_common_sfio_coll_reads_alone(&big, 1, 1));
+}
+END_TEST
+
 START_TEST(groups_rows_of_a_2d_pattern)
 {
     rank_t r[8];
@@ -425,6 +444,7 @@ static Suite *suite(void)
     tcase_add_test(t, domains_cover_and_align);
     tcase_add_test(t, cuts_bound_cycles);
     tcase_add_test(t, union_against_bitmap);
+    tcase_add_test(t, reads_alone_by_extent_ratio);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;

@@ -78,6 +78,26 @@ int mca_common_sfio_coll_decide(const mca_common_sfio_coll_inputs_t *in,
     return fallback;
 }
 
+bool mca_common_sfio_coll_reads_alone(const mca_common_sfio_coll_rank_t *r, int n,
+                                      uint64_t ratio)
+{
+    int active = 0;
+    if (0 == ratio) {
+        return false;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (0 == r[i].bytes) {
+            continue;
+        }
+        active++;
+        /* extent > ratio * bytes (which cannot overflow unless it holds) */
+        if (r[i].bytes <= UINT64_MAX / ratio && r[i].hi - r[i].lo > ratio * r[i].bytes) {
+            return false;
+        }
+    }
+    return active > 0;
+}
+
 void mca_common_sfio_coll_summarize(const mca_common_sfio_coll_rank_t *r, int n,
                                     mca_common_sfio_coll_summary_t *s_p)
 {

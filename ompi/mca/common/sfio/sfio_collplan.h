@@ -105,6 +105,15 @@ typedef struct {
 void mca_common_sfio_coll_summarize(const mca_common_sfio_coll_rank_t *r, int n,
                                     mca_common_sfio_coll_summary_t *s_p);
 
+/* Reads each rank can serve alone: true when every rank with bytes has a
+ * file extent at most ratio times its bytes (ratio 0: never).  Such a rank
+ * reads its extent once and keeps its pieces (data sieving), with no
+ * exchange; worth it where reading a byte costs less than moving it
+ * between ranks (page cache on one node), not where each client's link is
+ * the bottleneck. */
+bool mca_common_sfio_coll_reads_alone(const mca_common_sfio_coll_rank_t *r, int n,
+                                      uint64_t ratio);
+
 /* Aggregator groups: group_of[rank] in [0, ngroups); aggr[g] the rank that
  * aggregates group g.  Groups are numbered in increasing file order. */
 typedef struct {

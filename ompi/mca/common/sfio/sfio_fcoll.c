@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #include "mpi.h"
 #include "opal/util/output.h"
@@ -37,6 +38,7 @@
 
 #include "sfio_fcoll.h"
 #include "sfio_ompio.h"
+#include "sfio_posixio.h"
 
 mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
 
@@ -841,6 +843,22 @@ static int cart_rows(ompi_communicator_t *comm)
     return dims[0];
 }
 
+
+/* opt->read_extent_ratio, or by file system when -1: reading a rank's
+ * extent alone pays on local storage (page cache), not over a network
+ * client's link.  The same on every rank: one file, one type. */
+static uint64_t read_extent_ratio(ompio_file_t *fh, const mca_common_sfio_fcoll_options_t *opt)
+{
+    struct statfs sf;
+    if (opt->read_extent_ratio >= 0) {
+        return (uint64_t) opt->read_extent_ratio;
+    }
+    if (fh->fd >= 0 && 0 == fstatfs(fh->fd, &sf) &&
+        !mca_common_sfio_fs_is_network((long) sf.f_type)) {
+        return 8;
+    }
+    return 0;
+}
 static int make_plan(plan_t *p)
 {
     const mca_common_sfio_fcoll_options_t *opt = p->opt;
@@ -858,6 +876,9 @@ static int make_plan(plan_t *p)
         alg = mca_common_sfio_coll_decide(&in, mca_common_sfio_coll_default_rules,
                                           mca_common_sfio_coll_default_nrules,
                                           MCA_COMMON_SFIO_COLL_TWO_PHASE);
+        if (p->rw && mca_common_sfio_coll_reads_alone(p->ranks, P, read_extent_ratio(fh, opt))) {
+            alg = MCA_COMMON_SFIO_COLL_INDIVIDUAL;
+        }
     }
     /* Atomic mode without the suite's fcoll proxy: only disjoint domains
      * with the rank-order rule give one serial order for every fbtl. */

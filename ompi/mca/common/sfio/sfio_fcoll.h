@@ -32,6 +32,8 @@ typedef struct mca_common_sfio_fcoll_options_t {
     uint64_t stripe_size;   /* 0: fh->f_stripe_size, else 64 KiB */
     uint64_t read_max_gap;  /* aggregators' reads bridge holes up to this */
     uint64_t cycle_bytes;   /* 0: fh->f_bytes_per_agg (cb_buffer_size) / 2 */
+    int read_extent_ratio;  /* auto reads alone up to this extent / bytes;
+                               -1: by file system (8 local, 0 network) */
     int output;             /* verbose stream */
 } mca_common_sfio_fcoll_options_t;
 

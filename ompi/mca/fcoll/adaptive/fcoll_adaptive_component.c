@@ -21,6 +21,7 @@ static size_t adaptive_k = 256 * 1024;
 static size_t adaptive_stripe_size = 0;
 static size_t adaptive_read_max_gap = 4096;
 static size_t adaptive_cycle_bytes = 0;
+static int adaptive_read_extent_ratio = -1;
 
 static void options_from_params(void)
 {
@@ -32,6 +33,7 @@ static void options_from_params(void)
         .stripe_size = adaptive_stripe_size,
         .read_max_gap = adaptive_read_max_gap,
         .cycle_bytes = adaptive_cycle_bytes,
+        .read_extent_ratio = adaptive_read_extent_ratio,
         .output = mca_fcoll_adaptive_output,
     };
     mca_fcoll_adaptive_options = o;
@@ -90,6 +92,17 @@ static int adaptive_register(void)
         "or io_ompio_bytes_per_agg (two cycles are in flight: double buffering)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_cycle_bytes);
+    adaptive_read_extent_ratio = -1;
+    (void) mca_base_component_var_register(c, "read_extent_ratio",
+        "Automatic choice for reads: when every rank's file extent in the call is at most "
+        "this many times the bytes it reads, each rank reads its extent once and keeps its "
+        "pieces (individual, data sieving) instead of aggregating.  That wins where reading a "
+        "byte costs less than moving it between ranks (one node's page cache), not where "
+        "each client's link to the storage is the bottleneck.  -1 (default): 8 on local file "
+        "systems, 0 on network file systems (NFS, Lustre, GPFS, BeeGFS, CephFS, OrangeFS, "
+        "CIFS, AFS); 0: never",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_read_extent_ratio);
     options_from_params();
     return OMPI_SUCCESS;
 }
