@@ -125,16 +125,16 @@ START_TEST(reads_alone_by_extent_ratio)
     mca_common_sfio_coll_rank_t r[3] = {
         { 0, 4000, 1000, 10 }, { 1000, 5000, 1000, 10 }, { 0, 0, 0, 0 },
     };
-    REQUIRE(mca_common_sfio_coll_reads_alone(r, 3, 4));
-    REQUIRE(mca_common_sfio_coll_reads_alone(r, 3, 8));
-    REQUIRE(!mca_common_sfio_coll_reads_alone(r, 3, 3));
-    REQUIRE(!mca_common_sfio_coll_reads_alone(r, 3, 0));    /* 0: never */
+    ck_assert(mca_common_sfio_coll_reads_alone(r, 3, 4));
+    ck_assert(mca_common_sfio_coll_reads_alone(r, 3, 8));
+    ck_assert(!mca_common_sfio_coll_reads_alone(r, 3, 3));
+    ck_assert(!mca_common_sfio_coll_reads_alone(r, 3, 0));    /* 0: never */
     r[1].hi = 5001;                                         /* one rank just over */
-    REQUIRE(!mca_common_sfio_coll_reads_alone(r, 3, 4));
-    REQUIRE(!mca_common_sfio_coll_reads_alone(r + 2, 1, 8)); /* nobody has bytes */
+    ck_assert(!mca_common_sfio_coll_reads_alone(r, 3, 4));
+    ck_assert(!mca_common_sfio_coll_reads_alone(r + 2, 1, 8)); /* nobody has bytes */
     mca_common_sfio_coll_rank_t big = { 0, UINT64_MAX, UINT64_MAX / 2, 1 };
-    REQUIRE(mca_common_sfio_coll_reads_alone(&big, 1, 3)); /* ratio * bytes overflows */
-    REQUIRE(!mca_common_sfio_coll_reads_alone(&big, 1, 1));
+    ck_assert(mca_common_sfio_coll_reads_alone(&big, 1, 3)); /* ratio * bytes overflows */
+    ck_assert(!mca_common_sfio_coll_reads_alone(&big, 1, 1));
 }
 END_TEST
 
