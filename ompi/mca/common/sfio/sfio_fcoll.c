@@ -39,6 +39,8 @@
 #include "sfio_fcoll.h"
 #include "sfio_ompio.h"
 #include "sfio_posixio.h"
+#include "sfio_component.h"
+#include "sfio_topo.h"
 
 mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
 
@@ -71,6 +73,41 @@ int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int 
                                          storage);
     OBJ_RELEASE(new_enum);
     return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
+int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int *placement,
+                                             char ***emulate_cell)
+{
+    static mca_base_var_enum_value_t values[] = {
+        { MCA_COMMON_SFIO_PLACE_SPREAD, "spread" },
+        { MCA_COMMON_SFIO_PLACE_RANK, "rank" },
+        { 0, NULL }
+    };
+    mca_base_var_enum_t *new_enum = NULL;
+    int rc = mca_base_var_enum_create("sfio_fcoll_placement", values, &new_enum);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    *placement = MCA_COMMON_SFIO_PLACE_SPREAD;
+    rc = mca_base_component_var_register(c, "placement",
+        "Where aggregators run: spread (default): round-robin over nodes (counts per node "
+        "differ by at most one), then over the sockets of each node, and a group's "
+        "aggregator is its member on the least-loaded node; rank: spread over rank numbers "
+        "only, blind to nodes (with block mapping several aggregators can share one node's "
+        "link while other nodes have none)",
+        MCA_BASE_VAR_TYPE_INT, new_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        placement);
+    OBJ_RELEASE(new_enum);
+    if (rc < 0) {
+        return rc;
+    }
+    if (NULL == mca_common_sfio_component_register_string(c, emulate_cell, "emulate_nodes",
+            "Pretend the ranks run on N nodes, to test placement on one machine: block:N "
+            "(N nodes of consecutive ranks) or cyclic:N (rank r on node r % N); empty "
+            "(default): the real nodes (host names) and sockets (hwloc binding)")) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    return OPAL_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -158,6 +195,7 @@ typedef struct {
     mca_common_sfio_coll_summary_t sum;
     int alg, naggr, ncyc, my_aggr;  /* my_aggr: my aggregator index or -1 */
     int *aggr_rank;                 /* naggr */
+    const mca_common_sfio_place_topo_t *topo;  /* NULL: nodes unknown */
     mca_common_sfio_coll_groups_t groups;
     uint64_t *bounds;               /* two_phase: naggr + 1 */
     uint64_t *cuts;                 /* dynamic: ncyc + 1 (my group's) */
@@ -918,8 +956,13 @@ static int make_plan(plan_t *p)
     p->cycle_bytes = cb < 1 ? 1 : cb;
 
     uint64_t ncyc = 0;
+    bool spread = NULL != p->topo && MCA_COMMON_SFIO_PLACE_SPREAD == opt->placement;
     if (MCA_COMMON_SFIO_COLL_TWO_PHASE == alg) {
-        mca_common_sfio_coll_spread(P, p->naggr, p->aggr_rank);
+        if (!spread) {
+            mca_common_sfio_coll_spread(P, p->naggr, p->aggr_rank);
+        } else if (mca_common_sfio_place_spread(p->topo, p->naggr, p->aggr_rank) < 0) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
         p->bounds = malloc(((size_t) p->naggr + 1) * sizeof(uint64_t));
         if (NULL == p->bounds) {
             return OMPI_ERR_OUT_OF_RESOURCE;
@@ -930,7 +973,16 @@ static int make_plan(plan_t *p)
             ncyc = n > ncyc ? n : ncyc;
         }
     } else {
-        memcpy(p->aggr_rank, p->groups.aggr, (size_t) p->naggr * sizeof(int));
+        /* a group's aggregator stays one of its members (it gathers the
+         * group's pieces); the node decides which one */
+        if (!spread) {
+            memcpy(p->aggr_rank, p->groups.aggr, (size_t) p->naggr * sizeof(int));
+        } else if (0 != mca_common_sfio_place_groups(p->topo, p->groups.group_of, p->naggr,
+                                                     p->groups.aggr, p->aggr_rank)) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        } else {
+            memcpy(p->groups.aggr, p->aggr_rank, (size_t) p->naggr * sizeof(int));
+        }
         for (int g = 0; g < p->naggr; ++g) {
             uint64_t n = cycles_for(group_bytes(p, g), p->cycle_bytes);
             ncyc = n > ncyc ? n : ncyc;
@@ -952,6 +1004,32 @@ static int make_plan(plan_t *p)
         }
     }
     return OMPI_SUCCESS;
+}
+
+/* Verbose 1 (rank 0): the aggregators as rank@node (at most 64 of them). */
+static void report_placement(const plan_t *p)
+{
+    char line[1024];
+    const char *emu = p->opt->emulate_nodes;
+    int probe, nprobe;
+    bool emulated = 1 == mca_common_sfio_place_emulate(emu, 1, &probe, &nprobe);
+    size_t used = (size_t) snprintf(line, sizeof(line), "placement %s (%d nodes%s%s):",
+                                    MCA_COMMON_SFIO_PLACE_RANK == p->opt->placement || NULL == p->topo
+                                        ? "rank" : "spread",
+                                    NULL != p->topo ? p->topo->nnodes : 0,
+                                    emulated ? ", emulated " : "", emulated ? emu : "");
+    for (int a = 0; a < p->naggr && a < 64 && used < sizeof(line); ++a) {
+        if (NULL != p->topo) {
+            used += (size_t) snprintf(line + used, sizeof(line) - used, " %d@%d",
+                                      p->aggr_rank[a], p->topo->node[p->aggr_rank[a]]);
+        } else {
+            used += (size_t) snprintf(line + used, sizeof(line) - used, " %d", p->aggr_rank[a]);
+        }
+    }
+    if (p->naggr > 64 && used < sizeof(line)) {
+        (void) snprintf(line + used, sizeof(line) - used, " ...");
+    }
+    opal_output_verbose(1, p->opt->output, "fcoll:adaptive: aggregators (rank@node), %s", line);
 }
 
 static void plan_free(plan_t *p)
@@ -1062,7 +1140,14 @@ static int collective(ompio_file_t *fh, const void *cbuf, int count,
         goto out;
     }
 
-    /* 3. Plan (the same on every rank). */
+    /* 3. Plan (the same on every rank).  Where ranks run is asked once per
+     * file (cached on its communicator), only when placement needs it. */
+    if (p.P > 1 && (MCA_COMMON_SFIO_PLACE_SPREAD == opt->placement ||
+                    (NULL != opt->emulate_nodes && '\0' != opt->emulate_nodes[0])) &&
+        OMPI_SUCCESS != mca_common_sfio_topo_get(p.comm, opt->emulate_nodes, opt->output,
+                                                 &p.topo)) {
+        p.topo = NULL;
+    }
     rc = make_plan(&p);
     mca_common_sfio_fcoll_last.algorithm = p.alg;
     mca_common_sfio_fcoll_last.naggr = p.naggr;
@@ -1078,6 +1163,9 @@ static int collective(ompio_file_t *fh, const void *cbuf, int count,
                             (unsigned long long) p.sum.bytes, (unsigned long long) p.sum.c,
                             (int) p.sum.gap, p.naggr, p.ncyc,
                             (unsigned long long) p.cycle_bytes);
+        if (OMPI_SUCCESS == rc && p.naggr > 0) {
+            report_placement(&p);
+        }
     }
     if (OMPI_SUCCESS != rc || 0 == p.sum.bytes) {
         goto out;   /* the plan is identical everywhere: so is the failure */

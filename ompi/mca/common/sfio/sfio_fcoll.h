@@ -24,6 +24,12 @@
 
 BEGIN_C_DECLS
 
+/* Where aggregators go (fcoll_adaptive_placement). */
+typedef enum {
+    MCA_COMMON_SFIO_PLACE_SPREAD = 0,   /* over nodes, then sockets (sfio_placeplan) */
+    MCA_COMMON_SFIO_PLACE_RANK          /* by rank number only (before placement) */
+} mca_common_sfio_place_policy_t;
+
 typedef struct mca_common_sfio_fcoll_options_t {
     int algorithm;          /* mca_common_sfio_coll_alg_t; AUTO: decide */
     int num_aggregators;    /* > 0: forced count (cb_nodes overrides too) */
@@ -34,6 +40,8 @@ typedef struct mca_common_sfio_fcoll_options_t {
     uint64_t cycle_bytes;   /* 0: fh->f_bytes_per_agg (cb_buffer_size) / 2 */
     int read_extent_ratio;  /* auto reads alone up to this extent / bytes;
                                -1: by file system (8 local, 0 network) */
+    int placement;          /* mca_common_sfio_place_policy_t */
+    const char *emulate_nodes;  /* NULL/"": real nodes; "block:N", "cyclic:N" */
     int output;             /* verbose stream */
 } mca_common_sfio_fcoll_options_t;
 
@@ -67,6 +75,12 @@ int mca_common_sfio_fcoll_iread_all(ompio_file_t *fh, void *buf, int count,
 /* Registers the enum MCA parameter "algorithm" of component c over the
  * catalogue (mca_common_sfio_coll_algs). */
 int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int *storage);
+
+/* Registers "placement" (enum spread|rank into *placement) and the string
+ * "emulate_nodes" of component c; the string's value is **emulate_cell
+ * (a heap cell, see mca_common_sfio_component_register_string). */
+int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int *placement,
+                                             char ***emulate_cell);
 
 END_C_DECLS
 

@@ -22,6 +22,8 @@ static size_t adaptive_stripe_size = 0;
 static size_t adaptive_read_max_gap = 4096;
 static size_t adaptive_cycle_bytes = 0;
 static int adaptive_read_extent_ratio = -1;
+static int adaptive_placement = MCA_COMMON_SFIO_PLACE_SPREAD;
+static char **adaptive_emulate_nodes = NULL;    /* heap cell: outlives the DSO */
 
 static void options_from_params(void)
 {
@@ -34,6 +36,8 @@ static void options_from_params(void)
         .read_max_gap = adaptive_read_max_gap,
         .cycle_bytes = adaptive_cycle_bytes,
         .read_extent_ratio = adaptive_read_extent_ratio,
+        .placement = adaptive_placement,
+        .emulate_nodes = NULL != adaptive_emulate_nodes ? *adaptive_emulate_nodes : NULL,
         .output = mca_fcoll_adaptive_output,
     };
     mca_fcoll_adaptive_options = o;
@@ -50,7 +54,8 @@ static int adaptive_register(void)
     adaptive_verbose = 0;
     (void) mca_base_component_var_register(c, "verbose",
         "Verbosity of the fcoll adaptive component (0: silent, 1: rank 0 prints each "
-        "collective call's algorithm, aggregator count and cycles)",
+        "collective call's algorithm, aggregator count and cycles, and the aggregators "
+        "as rank@node)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
         &adaptive_verbose);
     (void) mca_common_sfio_fcoll_algorithm_register(c, &adaptive_algorithm);
@@ -103,6 +108,10 @@ static int adaptive_register(void)
         "CIFS, AFS); 0: never",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_read_extent_ratio);
+    if (OPAL_SUCCESS != mca_common_sfio_fcoll_placement_register(c, &adaptive_placement,
+                                                                 &adaptive_emulate_nodes)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     options_from_params();
     return OMPI_SUCCESS;
 }

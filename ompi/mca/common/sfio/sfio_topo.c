@@ -1,0 +1,232 @@
+/*
+ * sfio_topo: node and package of every rank of a communicator (see
+ * header).  Nodes are told apart by host name (one allgather of a hash),
+ * which works the same on every Open MPI series and launcher; packages by
+ * hwloc from the rank's own binding.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* sched_getaffinity, CPU_COUNT */
+#endif
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include "mpi.h"
+#include "opal/util/output.h"
+
+#include "sfio_topo.h"
+#include "sfio_ompio.h"
+
+typedef struct {
+    char *emulate;      /* what this was computed for ("": real) */
+    mca_common_sfio_place_topo_t topo;
+    int *node;
+    int *package;       /* NULL: one package per node */
+} topo_cache_t;
+
+static int topo_keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t topo_keyval_once = PTHREAD_ONCE_INIT;
+
+static void cache_free(topo_cache_t *c)
+{
+    if (NULL != c) {
+        free(c->emulate);
+        free(c->node);
+        free(c->package);
+        free(c);
+    }
+}
+
+static int cache_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void) comm;
+    (void) keyval;
+    (void) extra;
+    cache_free(attr);
+    return MPI_SUCCESS;
+}
+
+static void keyval_create(void)
+{
+    if (MPI_SUCCESS != MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &topo_keyval,
+                                              NULL)) {
+        topo_keyval = MPI_KEYVAL_INVALID;
+    }
+}
+
+/* FNV-1a: host names only need to differ, not to be secret. */
+static uint64_t host_hash(void)
+{
+    char name[256];
+    uint64_t h = 1469598103934665603ull;
+    if (0 != gethostname(name, sizeof(name))) {
+        return 0;
+    }
+    name[sizeof(name) - 1] = '\0';
+    for (const char *s = name; *s; ++s) {
+        h = (h ^ (unsigned char) *s) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* Logical index of the package holding this process's binding; 0 when the
+ * process is not bound inside one package (then sockets say nothing about
+ * where its memory traffic goes).  Loading a topology costs ~20 ms even
+ * with only packages kept, so it is done once per process, and not at all
+ * for a process allowed on every CPU. */
+static int my_package_id = 0;
+static pthread_once_t my_package_once = PTHREAD_ONCE_INIT;
+
+static void my_package_find(void)
+{
+    hwloc_topology_t t;
+    int pkg = 0;
+    cpu_set_t mask;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (0 == sched_getaffinity(0, sizeof(mask), &mask) && online > 0 &&
+        CPU_COUNT(&mask) >= online) {
+        return;     /* not bound */
+    }
+    if (0 != hwloc_topology_init(&t)) {
+        return;
+    }
+    (void) hwloc_topology_set_all_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    (void) hwloc_topology_set_type_filter(t, HWLOC_OBJ_PACKAGE, HWLOC_TYPE_FILTER_KEEP_ALL);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (NULL != set && 0 == hwloc_topology_load(t) &&
+        0 == hwloc_get_cpubind(t, set, HWLOC_CPUBIND_PROCESS) && !hwloc_bitmap_iszero(set)) {
+        hwloc_obj_t o = hwloc_get_obj_covering_cpuset(t, set);
+        while (NULL != o && HWLOC_OBJ_PACKAGE != o->type) {
+            o = o->parent;
+        }
+        if (NULL != o) {
+            pkg = (int) o->logical_index;
+        }
+    }
+    hwloc_bitmap_free(set);
+    hwloc_topology_destroy(t);
+    my_package_id = pkg;
+}
+
+static int my_package(void)
+{
+    pthread_once(&my_package_once, my_package_find);
+    return my_package_id;
+}
+
+/* The real topology: allgather (host hash, package), host hashes made
+ * dense.  0 or -errno (local). */
+static int gather_real(struct ompi_communicator_t *comm, topo_cache_t *c, uint64_t *buf)
+{
+    int P = ompi_comm_size(comm);
+    uint64_t mine[2] = { host_hash(), (uint64_t) my_package() };
+    int rc = comm->c_coll->coll_allgather(mine, 2, MPI_UINT64_T, buf, 2, MPI_UINT64_T, comm,
+                                          comm->c_coll->coll_allgather_module);
+    if (OMPI_SUCCESS != rc) {
+        return -EIO;
+    }
+    int any_package = 0;
+    for (int q = 0; q < P; ++q) {
+        c->package[q] = (int) buf[2 * q + 1];
+        any_package |= 0 != c->package[q];
+        buf[q] = buf[2 * q];        /* hashes packed in front (q <= 2q) */
+    }
+    if (!any_package) {
+        free(c->package);
+        c->package = NULL;
+    }
+    int nn = mca_common_sfio_place_dense(buf, P, c->node);
+    if (nn < 0) {
+        return nn;
+    }
+    c->topo.nnodes = nn;
+    return 0;
+}
+
+static int agree(struct ompi_communicator_t *comm, int ok)
+{
+    int all = 0;
+    int rc = comm->c_coll->coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm,
+                                          comm->c_coll->coll_allreduce_module);
+    return OMPI_SUCCESS == rc && all;
+}
+
+int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emulate, int output,
+                             const mca_common_sfio_place_topo_t **topo_p)
+{
+    const char *spec = NULL != emulate ? emulate : "";
+    int P = ompi_comm_size(comm), flag = 0;
+    topo_cache_t *c = NULL;
+
+    pthread_once(&topo_keyval_once, keyval_create);
+    if (MPI_KEYVAL_INVALID != topo_keyval &&
+        MPI_SUCCESS == MPI_Comm_get_attr(comm, topo_keyval, &c, &flag) && flag) {
+        if (0 == strcmp(c->emulate, spec)) {
+            *topo_p = &c->topo;
+            return OMPI_SUCCESS;
+        }
+        (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
+    }
+
+    /* Every local failure from here on is agreed on before anyone uses or
+     * keeps the result: a cache on some ranks only would make them skip a
+     * collective the others enter. */
+    c = calloc(1, sizeof(*c));
+    int ok = NULL != c && MPI_KEYVAL_INVALID != topo_keyval;
+    if (ok) {
+        c->emulate = strdup(spec);
+        c->node = malloc((size_t) P * sizeof(int));
+        c->package = malloc((size_t) P * sizeof(int));
+        ok = NULL != c->emulate && NULL != c->node && NULL != c->package;
+    }
+    /* Whether to emulate depends on spec only (the same on every rank),
+     * never on a local failure: probe it on one rank's worth. */
+    int probe, nprobe;
+    int emulated = mca_common_sfio_place_emulate(spec, 1, &probe, &nprobe);
+    if (emulated < 0) {
+        static int reported = 0;            /* once per process, not per file */
+        if (0 == ompi_comm_rank(comm) && !reported) {
+            reported = 1;
+            mca_common_sfio_show_help("bad-param", true, "fcoll_adaptive_emulate_nodes", spec,
+                                      "empty, block:N, cyclic:N", "the real topology");
+        }
+        emulated = 0;
+    }
+    if (emulated) {
+        if (ok) {
+            (void) mca_common_sfio_place_emulate(spec, P, c->node, &c->topo.nnodes);
+            free(c->package);
+            c->package = NULL;
+        }
+    } else {
+        /* the allgather needs every rank, so agree on the buffers first */
+        uint64_t *buf = ok ? malloc((size_t) P * 2 * sizeof(uint64_t)) : NULL;
+        ok = agree(comm, NULL != buf) && 0 == gather_real(comm, c, buf);
+        free(buf);
+    }
+    if (ok) {
+        c->topo.n = P;
+        c->topo.node = c->node;
+        c->topo.package = c->package;
+        ok = 0 == mca_common_sfio_place_topo_verify(&c->topo) &&
+             MPI_SUCCESS == MPI_Comm_set_attr(comm, topo_keyval, c);
+    }
+    if (!agree(comm, ok)) {
+        if (ok) {
+            (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
+        } else {
+            cache_free(c);
+        }
+        opal_output_verbose(1, output, "fcoll:adaptive: topology unknown, placing by rank");
+        return OMPI_ERROR;
+    }
+    *topo_p = &c->topo;
+    return OMPI_SUCCESS;
+}
