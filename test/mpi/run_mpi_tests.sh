@@ -39,6 +39,12 @@
 #                                   several ranks), 4 KiB cycles
 #                     adaptive-smallbuf_<alg>  the same with the smallbuf sizes
 #                                   (many cycles, double buffering exercised)
+#                     place-block2_<alg>, place-cyclic2_<alg>  fcoll adaptive, 3
+#                                   aggregators forced, on 2 emulated nodes
+#                                   (fcoll_adaptive_emulate_nodes block:2 or
+#                                   cyclic:2); the run also fails unless every
+#                                   call's aggregators (verbose 1) cover both
+#                                   nodes with counts differing by at most 1
 #                     fetchadd_rma  sharedfp/fetchadd with its multi-node backend
 #                                   (MPI one-sided) forced; runs only the
 #                                   shared-pointer programs (t_shared t_fetchadd)
@@ -157,6 +163,9 @@ config_mca() {
     adaptive_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive_}" ;;
     adaptive-n3_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_algorithm ${1#adaptive-n3_} --mca io_ompio_bytes_per_agg 8192" ;;
     adaptive-smallbuf_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive-smallbuf_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
+    place-block2_*|place-cyclic2_*)
+        emu=${1#place-}; emu=${emu%%_*}
+        echo "--mca fcoll adaptive --mca fcoll_adaptive_verbose 1 --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_emulate_nodes ${emu%2}:2 --mca fcoll_adaptive_algorithm ${1#place-*_}" ;;
     fetchadd_rma) echo "--mca sharedfp_fetchadd_backend rma" ;;
     atomic-listlock) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock" ;;
     atomic-listlock-cache4k) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_private_cache 4096 --mca fbtl_versioned_private_cache_piece_max 256" ;;
@@ -181,6 +190,25 @@ for cfg in $configs; do
     kept="$kept $cfg"
 done
 configs=$kept
+
+# Placement configurations: every "aggregators (rank@node)" line of an
+# emulated run (fcoll/adaptive, verbose 1) puts aggregators on all N nodes
+# when there are at least N, and the per-node counts differ by at most 1.
+# Prints what is wrong; exit 0 when all is well and there was such a line.
+check_placement() {
+    awk '/aggregators \(rank@node\).*emulated/ {
+             seen++
+             nn = $0; sub(/.*\(/, "", nn); sub(/ nodes.*/, "", nn); nn += 0
+             line = $0; sub(/.*\): /, "", line)
+             na = split(line, a, " ")
+             delete per
+             for (i = 1; i <= na; i++) { split(a[i], rn, "@"); per[rn[2]]++ }
+             lo = na; hi = 0
+             for (x = 0; x < nn; x++) { c = per[x] + 0; lo = c < lo ? c : lo; hi = c > hi ? c : hi }
+             if (na >= nn && lo == 0 || hi - lo > 1) { print "    placement uneven: " line; bad++ }
+         }
+         END { if (!seen) print "    no placement line (fcoll_adaptive_verbose 1)"; exit (bad || !seen) }' "$1"
+}
 
 passed=0
 failed=0
@@ -208,6 +236,9 @@ for cfg in $configs; do
                 --mca io ompio $stack_mca $extra "$bindir/$p" >"$log" 2>&1
             rc=$?
             dt=$(( $(date +%s) - t0 ))
+            case "$cfg" in
+            place-*) [ $rc -eq 0 ] && ! check_placement "$log" >>"$log" && rc=99 ;;
+            esac
             nok=$(grep -c '^ok ' "$log")
             nfail=$(grep -c '^FAIL ' "$log")
             nx=$(grep -c '^xfail ' "$log")
@@ -219,6 +250,7 @@ for cfg in $configs; do
                 failed_runs="$failed_runs $p/np$np/$cfg"
                 why="exit $rc"
                 [ $rc -eq 124 ] && why="timeout after 120s"
+                [ $rc -eq 99 ] && why="aggregators not spread over the emulated nodes"
                 echo "FAIL $p np=$np config=$cfg ($why; $nok ok, $nfail failed, ${dt}s; log $log)"
                 grep -E '^FAIL ' "$log" | head -20 | sed 's/^/    /'
                 if [ "$nfail" -eq 0 ]; then
