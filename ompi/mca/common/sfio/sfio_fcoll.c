@@ -1013,9 +1013,9 @@ static void report_placement(const plan_t *p)
     const char *emu = p->opt->emulate_nodes;
     int probe, nprobe;
     bool emulated = 1 == mca_common_sfio_place_emulate(emu, 1, &probe, &nprobe);
+    bool spread = NULL != p->topo && MCA_COMMON_SFIO_PLACE_SPREAD == p->opt->placement;
     size_t used = (size_t) snprintf(line, sizeof(line), "placement %s (%d nodes%s%s):",
-                                    MCA_COMMON_SFIO_PLACE_RANK == p->opt->placement || NULL == p->topo
-                                        ? "rank" : "spread",
+                                    spread ? "spread" : "rank",
                                     NULL != p->topo ? p->topo->nnodes : 0,
                                     emulated ? ", emulated " : "", emulated ? emu : "");
     for (int a = 0; a < p->naggr && a < 64 && used < sizeof(line); ++a) {
