@@ -5,20 +5,26 @@
 # and without the emulated network storage, and a deliberately corrupted run
 # (BENCH_CORRUPT=1) must be refused.  Ends with "N passed, N failed".
 #
-#   selftest.sh [--bench PATH] [--netstore-lib PATH] [--np "1 3 4"] [--quick-only]
+#   selftest.sh [--bench PATH] [--h5bench PATH] [--netstore-lib PATH] [--np "1 3 4"]
+# The hdf5 scenario (sfio_h5bench, default: next to sfio_bench) is tested
+# where it was built (configure found parallel HDF5).
 here=$(cd "$(dirname "$0")" && pwd)
 bench=$here/sfio_bench
+h5bench=
 lib=$here/netstore/libnetstore.so
 nps="1 3 4"
 while [ $# -gt 0 ]; do
     case $1 in
         --bench) bench=$2; shift 2 ;;
+        --h5bench) h5bench=$2; shift 2 ;;
         --netstore-lib) lib=$2; shift 2 ;;
         --np) nps=$2; shift 2 ;;
-        *) echo "usage: $0 [--bench PATH] [--netstore-lib PATH] [--np LIST]"; exit 2 ;;
+        *) echo "usage: $0 [--bench PATH] [--h5bench PATH] [--netstore-lib PATH] [--np LIST]"; exit 2 ;;
     esac
 done
 bench=$(readlink -f "$bench"); lib=$(readlink -f "$lib")
+[ -n "$h5bench" ] || h5bench=$(dirname "$bench")/sfio_h5bench
+if [ -x "$h5bench" ]; then h5bench=$(readlink -f "$h5bench"); else h5bench=; fi
 # the build tree's components when SFIO_COMPONENT_PATH says where (make check)
 if [ -f "$here/../test/sfio_component_path.sh" ]; then
     . "$here/../test/sfio_component_path.sh"
@@ -58,6 +64,13 @@ for np in $nps; do
                 $mpirun -np $np --mca io $io "$bench" -s $s --quick --reps 1 -d "$dir"
         done
     done
+    # HDF5 collective dataset write + read through each io component
+    if [ -n "$h5bench" ]; then
+        for io in $ios; do
+            check "np=$np io=$io hdf5 local" 0 \
+                $mpirun -np $np --mca io $io "$h5bench" -s hdf5 --quick --reps 1 -d "$dir"
+        done
+    fi
     # ROMIO implements MPI atomicity: its atomic runs must verify as serializable
     if [ -n "$romio" ]; then
         check "np=$np $romio tilerow atomic" 0 \
@@ -84,6 +97,13 @@ if [ -f "$lib" ]; then
                 -x NETSTORE_KEY=selftest$$ "$bench" -s $s --quick --reps 1 -d "$dir"
         done
     done
+    if [ -n "$h5bench" ]; then
+        for io in $ios; do
+            check "np=$np io=$io hdf5 netstore" 0 \
+                $mpirun -np $np --mca io $io -x LD_PRELOAD="$lib" -x NETSTORE_DIR="$dir" \
+                -x NETSTORE_KEY=selftest$$ "$h5bench" -s hdf5 --quick --reps 1 -d "$dir"
+        done
+    fi
     check "netstore shared link" 0 \
         $mpirun -np $np -x LD_PRELOAD="$lib" -x NETSTORE_DIR="$dir" -x NETSTORE_SHARED=1 \
         -x NETSTORE_KEY=selftest$$ "$bench" -s ior --quick --reps 1 -d "$dir"
@@ -96,6 +116,73 @@ for s in noncontig tilerow block3d flash tileread "volume --method master" ior s
     check "corrupt $s refused" 3 \
         $mpirun -np 4 -x BENCH_CORRUPT=1 "$bench" -s $s --quick --reps 1 -d "$dir"
 done
+if [ -n "$h5bench" ]; then
+    # fcoll/adaptive under HDF5, 2-D dataset; then a corrupted write and read refused
+    if ompi_info | grep -q "MCA fcoll: adaptive"; then
+        check "np=4 fcoll adaptive hdf5 2-D" 0 \
+            $mpirun -np 4 --mca io ompio --mca fcoll adaptive "$h5bench" -s hdf5 --ndims 2 \
+            --quick --reps 1 -d "$dir"
+    fi
+    check "corrupt hdf5 write refused" 3 \
+        $mpirun -np 4 -x BENCH_CORRUPT=1 "$h5bench" -s hdf5 --op write --quick --reps 1 -d "$dir"
+    check "corrupt hdf5 read refused" 3 \
+        $mpirun -np 4 -x BENCH_CORRUPT=1 "$h5bench" -s hdf5 --op read --quick --reps 1 -d "$dir"
+else
+    echo "note: sfio_h5bench not built (no parallel HDF5), hdf5 runs skipped"
+fi
+# aggsweep's report: cases from a fixed raw CSV (auto individual = 0
+# aggregators against the best forced count, the 10% boundary, a failed auto
+# run not counted) and its parsing of fcoll_adaptive_verbose lines
+cat > "$dir/agg_raw.csv" <<'CSV'
+scenario,netstore,op,np,setting,algorithm,status,reps,MBps,aggregators,alg_used,calls,reason,note
+block3d,off,write,4,auto,auto,ok,3,180.0,2,two_phase,3,,
+block3d,off,write,4,1,auto,ok,3,100.0,1,two_phase,3,,
+block3d,off,write,4,2,auto,ok,3,200.0,2,two_phase,3,,
+block3d,off,write,4,4,auto,FAIL,0,,,,0,verify: x,
+block3d,off,read,4,auto,auto,ok,3,500.0,0,individual,3,,
+block3d,off,read,4,1,two_phase,ok,3,90.0,1,two_phase,3,,
+block3d,off,read,4,2,two_phase,ok,3,150.0,2,two_phase,3,,
+block3d,off,read,4,4,two_phase,ok,3,120.0,4,two_phase,3,,
+hdf5,on,write,4,auto,auto,ok,3,89.9,4,dynamic,3,,
+hdf5,on,write,4,1,auto,ok,3,50.0,1,dynamic,3,,
+hdf5,on,write,4,2,auto,ok,3,100.0,2,dynamic,3,,
+flash,on,write,4,auto,auto,FAIL,0,,,,0,rc=1: boom,
+flash,on,write,4,1,auto,ok,3,10.0,1,two_phase,3,,
+CSV
+if "$here/sfio-bench" aggsweep --from "$dir/agg_raw.csv" > "$dir/out" 2>&1 &&
+   grep -q '^auto within 10% of best in 2 of 3 cases (1 failed cases not counted)$' "$dir/out" &&
+   grep -Eq '^block3d +local +write .* 180\.0 2 \(two_phase\) +\| +2 +200\.0 +0\.90 yes' "$dir/out" &&
+   grep -Eq '^block3d +local +read .* 500\.0 0 \(individual\) +\| +2 +150\.0 +3\.33 yes' "$dir/out" &&
+   grep -Eq '^hdf5 +netstore +write .* 0\.90 no' "$dir/out" &&
+   grep -Eq '^flash +netstore +write .*FAIL' "$dir/out"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL: aggsweep report"; sed 's/^/    /' "$dir/out" | tail -12
+fi
+if python3 - "$here/sfio-bench" > "$dir/out" 2>&1 <<'PY'
+import importlib.machinery, importlib.util, sys
+ld = importlib.machinery.SourceFileLoader('sfio_bench_drv', sys.argv[1])
+m = importlib.util.module_from_spec(importlib.util.spec_from_loader(ld.name, ld))
+ld.exec_module(m)
+err = '\n'.join([
+    '[fcoll:adaptive] fcoll:adaptive: write_all two_phase: np=4 bytes=8388608 c=1 gap=0 aggregators=4 cycles=1 cycle_bytes=1',
+    '[fcoll:adaptive] fcoll:adaptive: write_all two_phase: np=4 bytes=2048 c=1 gap=0 aggregators=1 cycles=1 cycle_bytes=1',
+    '[fcoll:adaptive] fcoll:adaptive: read_all individual: np=4 bytes=8388608 c=1 gap=0 aggregators=3 cycles=0 cycle_bytes=0'])
+c = m.parse_adaptive_verbose(err)
+assert m.chosen_aggregators(c['write'])[:2] == (4, 'two_phase'), c
+assert m.chosen_aggregators(c['write'])[2].startswith('mixed'), c
+assert m.chosen_aggregators(c['read'])[:2] == (0, 'individual'), c
+assert m.chosen_aggregators(None) == (None, '', '')
+assert m.forced_algorithm({'write': 'dynamic', 'read': 'two_phase'}) == 'auto'
+assert m.forced_algorithm({'write': 'dynamic', 'read': 'individual'}) == 'dynamic'
+assert m.forced_algorithm({'read': 'individual'}) == 'two_phase'
+print('ok')
+PY
+then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL: aggsweep verbose parsing"; tail -5 "$dir/out" | sed 's/^/    /'
+fi
 # the program real OTPO runs: no arguments, last line is OTPO's NPB format
 if "$here/sfio-bench" otpo-wrapper --scenario tilerow --quick --reps 1 --netstore off \
         --bench "$bench" --storage "$dir" -o "$dir/otpo-wrapper.sh" > /dev/null &&
