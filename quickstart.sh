@@ -16,7 +16,8 @@ prefix=${SFIO_PREFIX:-$HOME/.openmpi}
 # Packages the suite needs on Debian bookworm and trixie (.ci/trixie.sh
 # installs the same list into its root).
 packages="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
-          check libhwloc-dev libpmix-dev libfabric-dev valgrind python3 python3-matplotlib"
+          check libhwloc-dev libpmix-dev libfabric-dev valgrind python3 python3-matplotlib
+          libhdf5-openmpi-dev"
 
 say() { printf '== %s\n' "$*"; }
 
