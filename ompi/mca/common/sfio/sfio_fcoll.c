@@ -335,7 +335,8 @@ static int cuts_post(plan_t *p)
     return rc;
 }
 
-/* true when this rank has its group's cuts (or gave up: *rc). */
+/* true when this rank has its group's cuts, or, with *rc set (by a failed
+ * post or a failed message), when nothing of the cut exchange is pending. */
 static bool cuts_step(plan_t *p, int *rc)
 {
     int g = p->groups.group_of[p->rank];
@@ -1296,12 +1297,12 @@ static bool op_step(op_t *op)
             }
             break;
         case OP_CUTS:
+            /* after a failed post, only wait for what did go out */
+            rc = p->lrc;
             if (!cuts_step(p, &rc)) {
                 return false;
             }
-            if (OMPI_SUCCESS != rc && OMPI_SUCCESS == p->lrc) {
-                p->lrc = rc;
-            }
+            p->lrc = rc;
             op_start_counts(op);
             break;
         case OP_COUNTS:
