@@ -97,7 +97,7 @@ done
 # components are not held to it (sm: same-basename files share a semaphore;
 # lockedfile: lock files), so it runs on the suite stack only.
 if [ -z "$programs" ]; then
-    programs="t_views t_calls t_nonblocking t_shared t_amode"
+    programs="t_views t_calls t_nonblocking t_nbcoll t_shared t_amode"
     [ "$stack" = suite ] && programs="$programs t_fetchadd t_pcache"
 fi
 

@@ -14,6 +14,12 @@
  *      (offset, length pairs) followed by the data (writes) or just the
  *      list (reads; the aggregator answers with the data).
  *
+ * Only step 1 runs inside the MPI call; steps 2-5 are a state machine that
+ * OMPIO's progress function advances (see "One collective call as a state
+ * machine" below): every exchange is non-blocking (iallgather, ialltoallv,
+ * isend/irecv, iallreduce for the error agreements) and one progress step
+ * does at most one cycle's file I/O.
+ *
  * Overlapping writes: an aggregator copies pieces into its buffer in rank
  * order, so the highest rank wins every byte; with disjoint two-phase
  * domains this makes a collective write equal to the serial order of the
@@ -35,6 +41,8 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/mca/fbtl/fbtl.h"
 #include "ompi/mca/common/ompio/common_ompio_request.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/sys/atomic.h"
 
 #include "sfio_fcoll.h"
 #include "sfio_ompio.h"
@@ -182,6 +190,27 @@ typedef struct {
     uint32_t key;       /* a * ncyc + c */
 } piece_t;
 
+/* One cycle's traffic; two slots alternate (double buffering). */
+typedef struct {
+    char *sbuf;             /* outgoing (this rank as a sender) */
+    size_t scap;
+    char *rbuf;             /* incoming (aggregator) */
+    size_t rcap;
+    char *dbuf;             /* read: data coming back to this rank */
+    size_t dcap;
+    ompi_request_t **reqs;  /* sends and receives of this cycle */
+    int nreq;
+    ompi_request_t **areqs; /* aggregator's headers (read) */
+    int nareq;
+    ompi_request_t **dreqs; /* aggregator's data replies (read) */
+    int ndreq;
+} slot_t;
+
+typedef struct {
+    uint64_t off, len;
+    char *data;         /* write: the piece's bytes; read: where they go */
+} apiece_t;
+
 typedef struct {
     ompio_file_t *fh;
     ompi_communicator_t *comm;
@@ -204,7 +233,51 @@ typedef struct {
     size_t npieces, cap;
     size_t *first;                  /* naggr * ncyc + 1: pieces of key k are [first[k], first[k+1]) */
     uint64_t *rcnt;                 /* aggregator: P * ncyc * 2 (npieces, nbytes) */
+
+    /* Progress state of the call (the state machine at the end of this
+     * file); every buffer a pending request uses lives here. */
+    int lrc;                        /* this rank's first local error */
+    ompi_request_t *creq[2];        /* collectives in flight */
+    int ncreq;
+    uint64_t mine[5];               /* my summary */
+    uint64_t *all;                  /* everyone's: P * 5 */
+    int bad, anybad;                /* operands of the error agreements */
+    uint64_t *csend;                /* count exchange: what I send */
+    int *cints;                     /* its counts and displacements: 4 * P */
+    uint64_t cdummy;
+    ompi_request_t **preq;          /* dynamic cuts' messages: P + 1 */
+    int npreq, cuts_phase;
+    uint64_t *cmine;                /* dynamic: my runs as (offset, length) */
+    mca_common_sfio_coll_piece_t *call; /* dynamic, aggregator: the group's runs */
+    slot_t slot[2];
+    int cyc, cphase, fatal;         /* cycle, its phase; fatal: stop, drain */
+    char *ubuf;                     /* aggregator's file buffer */
+    size_t ucap, apcap, runcap;
+    apiece_t *ap;
+    mca_common_sfio_coll_piece_t *runs;
 } plan_t;
+
+/* True once every request of the set completed; then frees them and keeps
+ * the first error in *rc.  Never calls opal_progress: it runs inside
+ * OMPIO's progress function. */
+static bool reqs_done(ompi_request_t **reqs, int *n, int *rc)
+{
+    for (int i = 0; i < *n; ++i) {
+        if (!REQUEST_COMPLETE(reqs[i])) {
+            return false;
+        }
+    }
+    opal_atomic_rmb();
+    for (int i = 0; i < *n; ++i) {
+        int e = reqs[i]->req_status.MPI_ERROR;
+        if (OMPI_SUCCESS != e && OMPI_SUCCESS == *rc) {
+            *rc = e;
+        }
+        (void) ompi_request_free(&reqs[i]);
+    }
+    *n = 0;
+    return true;
+}
 
 static int add_piece(plan_t *p, int a, int c, uint64_t off, uint64_t len, uint64_t spos)
 {
@@ -242,86 +315,91 @@ static uint64_t cycles_for(uint64_t bytes, uint64_t cb)
     return n ? n : 1;
 }
 
-/* Dynamic segmentation: members send their pieces to the group's
+/* Dynamic segmentation: members send their runs to the group's
  * aggregator, which cuts the group's data into ncyc portions and sends the
- * cuts back. */
-static int dynamic_cuts(plan_t *p)
+ * cuts back.  cuts_post posts the first messages, cuts_step finishes. */
+static int cuts_post(plan_t *p)
 {
     int g = p->groups.group_of[p->rank];
     int root = p->groups.aggr[g];
-    int ncyc = p->ncyc;
     int rc = OMPI_SUCCESS;
-    uint64_t *mine = malloc(((size_t) p->fcount * 2 + 1) * sizeof(uint64_t));
-    p->cuts = malloc(((size_t) ncyc + 1) * sizeof(uint64_t));
-    if (NULL == mine || NULL == p->cuts) {
-        free(mine);
+    p->cmine = malloc(((size_t) p->fcount * 2 + 1) * sizeof(uint64_t));
+    p->cuts = malloc(((size_t) p->ncyc + 1) * sizeof(uint64_t));
+    p->preq = malloc(((size_t) p->P + 1) * sizeof(ompi_request_t *));
+    if (NULL == p->cmine || NULL == p->cuts || NULL == p->preq) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     for (int i = 0; i < p->fcount; ++i) {
-        mine[2 * i] = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
-        mine[2 * i + 1] = p->fiov[i].iov_len;
+        p->cmine[2 * i] = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
+        p->cmine[2 * i + 1] = p->fiov[i].iov_len;
     }
-    if (p->rank == root) {
-        size_t total = 0;
-        for (int q = 0; q < p->P; ++q) {
-            if (p->groups.group_of[q] == g) {
-                total += (size_t) p->ranks[q].runs;
-            }
-        }
-        mca_common_sfio_coll_piece_t *all = malloc((total + 1) * sizeof(*all));
-        ompi_request_t **reqs = malloc((size_t) p->P * sizeof(*reqs));
-        int nreq = 0;
-        if (NULL == all || NULL == reqs) {
-            free(all);
-            free(reqs);
-            free(mine);
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        }
-        size_t at = 0;
-        for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
-            if (p->groups.group_of[q] != g || 0 == p->ranks[q].runs) {
-                continue;
-            }
-            if (q == p->rank) {
-                memcpy(&all[at], mine, (size_t) p->fcount * 2 * sizeof(uint64_t));
-            } else {
-                rc = MCA_PML_CALL(irecv(&all[at], (size_t) p->ranks[q].runs * 2, MPI_UINT64_T, q,
-                                        SFIO_FCOLL_TAG, p->comm, &reqs[nreq++]));
-            }
-            at += (size_t) p->ranks[q].runs;
-        }
-        if (OMPI_SUCCESS == rc && nreq > 0) {
-            rc = ompi_request_wait_all(nreq, reqs, MPI_STATUSES_IGNORE);
-        }
-        if (OMPI_SUCCESS == rc) {
-            mca_common_sfio_coll_cuts(all, at, p->cycle_bytes, ncyc, p->cuts);
-        }
-        nreq = 0;
-        for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
-            if (p->groups.group_of[q] == g && q != p->rank) {
-                rc = MCA_PML_CALL(isend(p->cuts, (size_t) ncyc + 1, MPI_UINT64_T, q,
-                                        SFIO_FCOLL_TAG, MCA_PML_BASE_SEND_STANDARD, p->comm,
-                                        &reqs[nreq++]));
-            }
-        }
-        if (OMPI_SUCCESS == rc && nreq > 0) {
-            rc = ompi_request_wait_all(nreq, reqs, MPI_STATUSES_IGNORE);
-        }
-        free(all);
-        free(reqs);
-    } else {
+    p->cuts_phase = 0;
+    if (p->rank != root) {
         /* The summary counted runs of merged entries; send exactly that many. */
         if (p->ranks[p->rank].runs > 0) {
-            rc = MCA_PML_CALL(send(mine, (size_t) p->ranks[p->rank].runs * 2, MPI_UINT64_T, root,
-                                   SFIO_FCOLL_TAG, MCA_PML_BASE_SEND_STANDARD, p->comm));
+            rc = MCA_PML_CALL(isend(p->cmine, (size_t) p->ranks[p->rank].runs * 2, MPI_UINT64_T,
+                                    root, SFIO_FCOLL_TAG, MCA_PML_BASE_SEND_STANDARD, p->comm,
+                                    &p->preq[p->npreq++]));
         }
         if (OMPI_SUCCESS == rc) {
-            rc = MCA_PML_CALL(recv(p->cuts, (size_t) ncyc + 1, MPI_UINT64_T, root,
-                                   SFIO_FCOLL_TAG, p->comm, MPI_STATUS_IGNORE));
+            rc = MCA_PML_CALL(irecv(p->cuts, (size_t) p->ncyc + 1, MPI_UINT64_T, root,
+                                    SFIO_FCOLL_TAG, p->comm, &p->preq[p->npreq++]));
+        }
+        return rc;
+    }
+    size_t total = 0;
+    for (int q = 0; q < p->P; ++q) {
+        if (p->groups.group_of[q] == g) {
+            total += (size_t) p->ranks[q].runs;
         }
     }
-    free(mine);
+    p->call = malloc((total + 1) * sizeof(*p->call));
+    if (NULL == p->call) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    size_t at = 0;
+    for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
+        if (p->groups.group_of[q] != g || 0 == p->ranks[q].runs) {
+            continue;
+        }
+        if (q == p->rank) {
+            memcpy(&p->call[at], p->cmine, (size_t) p->fcount * 2 * sizeof(uint64_t));
+        } else {
+            rc = MCA_PML_CALL(irecv(&p->call[at], (size_t) p->ranks[q].runs * 2, MPI_UINT64_T, q,
+                                    SFIO_FCOLL_TAG, p->comm, &p->preq[p->npreq++]));
+        }
+        at += (size_t) p->ranks[q].runs;
+    }
     return rc;
+}
+
+/* true when this rank has its group's cuts, or, with *rc set (by a failed
+ * post or a failed message), when nothing of the cut exchange is pending. */
+static bool cuts_step(plan_t *p, int *rc)
+{
+    int g = p->groups.group_of[p->rank];
+    if (!reqs_done(p->preq, &p->npreq, rc)) {
+        return false;
+    }
+    if (p->rank != p->groups.aggr[g] || 0 != p->cuts_phase || OMPI_SUCCESS != *rc) {
+        return true;
+    }
+    size_t total = 0;
+    for (int q = 0; q < p->P; ++q) {
+        if (p->groups.group_of[q] == g) {
+            total += (size_t) p->ranks[q].runs;
+        }
+    }
+    mca_common_sfio_coll_cuts(p->call, total, p->cycle_bytes, p->ncyc, p->cuts);
+    p->cuts_phase = 1;
+    for (int q = 0; q < p->P && OMPI_SUCCESS == *rc; ++q) {
+        if (p->groups.group_of[q] == g && q != p->rank) {
+            *rc = MCA_PML_CALL(isend(p->cuts, (size_t) p->ncyc + 1, MPI_UINT64_T, q,
+                                     SFIO_FCOLL_TAG, MCA_PML_BASE_SEND_STANDARD, p->comm,
+                                     &p->preq[p->npreq++]));
+        }
+    }
+    return reqs_done(p->preq, &p->npreq, rc);
 }
 
 /* Splits this rank's file iovec into pieces keyed (aggregator, cycle). */
@@ -409,19 +487,19 @@ static int assign_pieces(plan_t *p)
 }
 
 /* Tells every aggregator how many pieces and bytes each rank sends it per
- * cycle (one alltoallv). */
-static int exchange_counts(plan_t *p)
+ * cycle (one ialltoallv), and agrees on local failures so far (one
+ * iallreduce behind it: every rank posts both, in this order). */
+static int counts_post(plan_t *p)
 {
     int P = p->P, ncyc = p->ncyc, rc;
     size_t per = (size_t) ncyc * 2;
-    uint64_t *send = calloc((size_t) p->naggr * per + 1, sizeof(uint64_t));
-    int *scount = calloc((size_t) P * 4, sizeof(int));
-    if (NULL == send || NULL == scount) {
-        free(send);
-        free(scount);
+    p->csend = calloc((size_t) p->naggr * per + 1, sizeof(uint64_t));
+    p->cints = calloc((size_t) P * 4, sizeof(int));
+    if (NULL == p->csend || NULL == p->cints) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    int *sdisp = scount + P, *rcount = scount + 2 * P, *rdisp = scount + 3 * P;
+    uint64_t *send = p->csend;
+    int *scount = p->cints, *sdisp = scount + P, *rcount = scount + 2 * P, *rdisp = scount + 3 * P;
     for (int a = 0; a < p->naggr; ++a) {
         for (int c = 0; c < ncyc; ++c) {
             size_t k = (size_t) a * ncyc + c;
@@ -438,8 +516,6 @@ static int exchange_counts(plan_t *p)
     if (p->my_aggr >= 0) {
         p->rcnt = calloc((size_t) P * per + 1, sizeof(uint64_t));
         if (NULL == p->rcnt) {
-            free(send);
-            free(scount);
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
         for (int q = 0; q < P; ++q) {
@@ -447,33 +523,26 @@ static int exchange_counts(plan_t *p)
             rdisp[q] = (int) (q * per);
         }
     }
-    uint64_t dummy = 0;
-    rc = p->comm->c_coll->coll_alltoallv(send, scount, sdisp, MPI_UINT64_T,
-                                         p->rcnt ? p->rcnt : &dummy, rcount, rdisp,
-                                         MPI_UINT64_T, p->comm,
-                                         p->comm->c_coll->coll_alltoallv_module);
-    free(send);
-    free(scount);
+    rc = p->comm->c_coll->coll_ialltoallv(send, scount, sdisp, MPI_UINT64_T,
+                                          p->rcnt ? p->rcnt : &p->cdummy, rcount, rdisp,
+                                          MPI_UINT64_T, p->comm, &p->creq[p->ncreq],
+                                          p->comm->c_coll->coll_ialltoallv_module);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    p->ncreq++;
+    p->bad = OMPI_SUCCESS != p->lrc;
+    rc = p->comm->c_coll->coll_iallreduce(&p->bad, &p->anybad, 1, MPI_INT, MPI_MAX, p->comm,
+                                          &p->creq[p->ncreq],
+                                          p->comm->c_coll->coll_iallreduce_module);
+    if (OMPI_SUCCESS == rc) {
+        p->ncreq++;
+    }
     return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* Cycles                                                              */
-
-typedef struct {
-    char *sbuf;             /* outgoing (this rank as a sender) */
-    size_t scap;
-    char *rbuf;             /* incoming (aggregator) */
-    size_t rcap;
-    char *dbuf;             /* read: data coming back to this rank */
-    size_t dcap;
-    ompi_request_t **reqs;  /* sends and receives of this cycle */
-    int nreq;
-    ompi_request_t **areqs; /* aggregator's headers (read) */
-    int nareq;
-    ompi_request_t **dreqs; /* aggregator's data replies (read) */
-    int ndreq;
-} slot_t;
 
 static int grow(char **buf, size_t *cap, size_t need)
 {
@@ -497,16 +566,6 @@ static size_t cnt_np(const plan_t *p, int q, int c)
 static size_t cnt_nb(const plan_t *p, int q, int c)
 {
     return (size_t) p->rcnt[((size_t) q * p->ncyc + c) * 2 + 1];
-}
-
-static int wait_reqs(ompi_request_t **reqs, int *n)
-{
-    int rc = OMPI_SUCCESS;
-    if (*n > 0) {
-        rc = ompi_request_wait_all(*n, reqs, MPI_STATUSES_IGNORE);
-    }
-    *n = 0;
-    return rc;
 }
 
 /* Posts cycle c: senders' messages, aggregator's receives. */
@@ -579,21 +638,40 @@ static int start_cycle(plan_t *p, slot_t *s, int c)
     return rc;
 }
 
-typedef struct {
-    uint64_t off, len;
-    char *data;         /* write: the piece's bytes; read: where they go */
-} apiece_t;
+/* Runs the fbtl on io[0..n) and puts back what fh held: this may run
+ * inside another OMPIO call's progress on the same handle. */
+static ssize_t fbtl_call(ompio_file_t *fh, int rw, mca_common_ompio_io_array_t *io, int n,
+                         bool collective_op)
+{
+    mca_common_ompio_io_array_t *save_io = fh->f_io_array;
+    int save_n = fh->f_num_of_io_entries;
+    int save_flags = fh->f_flags;
+    fh->f_io_array = io;
+    fh->f_num_of_io_entries = n;
+    if (collective_op) {
+        fh->f_flags |= OMPIO_COLLECTIVE_OP;
+    } else {
+        fh->f_flags &= ~OMPIO_COLLECTIVE_OP;
+    }
+    ssize_t got = rw ? fh->f_fbtl->fbtl_preadv(fh) : fh->f_fbtl->fbtl_pwritev(fh);
+    fh->f_io_array = save_io;
+    fh->f_num_of_io_entries = save_n;
+    fh->f_flags = save_flags;
+    return got;
+}
 
 /* The aggregator's side of cycle c once its messages are in: write the
- * union of the pieces (rank order wins overlaps), or read it and answer. */
-static int aggregate_cycle(plan_t *p, slot_t *s, int c, char **ubuf, size_t *ucap,
-                           apiece_t **ap, size_t *apcap, mca_common_sfio_coll_piece_t **runs,
-                           size_t *runcap)
+ * union of the pieces (rank order wins overlaps), or read it and answer.
+ * An I/O error is kept in p->lrc and the protocol goes on (a read answers
+ * zeros), so no peer waits for a message that never comes; the closing
+ * agreement makes it everyone's error. */
+static int aggregate_cycle(plan_t *p, slot_t *s, int c)
 {
-    int rc = wait_reqs(s->areqs, &s->nareq);
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
+    char **ubuf = &p->ubuf;
+    size_t *ucap = &p->ucap, *apcap = &p->apcap, *runcap = &p->runcap;
+    apiece_t **ap = &p->ap;
+    mca_common_sfio_coll_piece_t **runs = &p->runs;
+    int rc = OMPI_SUCCESS;
     size_t n = 0;
     for (int q = 0; q < p->P; ++q) {
         n += cnt_np(p, q, c);
@@ -671,26 +749,24 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c, char **ubuf, size_t *uca
     } else {
         memset(*ubuf, 0, total);    /* bytes beyond the end of file read as 0 */
     }
-    fh->f_io_array = io;
-    fh->f_num_of_io_entries = (int) nruns;
     /* Not OMPIO_COLLECTIVE_OP for writes: with it, stock fbtl/posix 4.1
      * does a read-modify-write over the gaps ("write data sieving") whose
      * buffer is not cleared after a short read past the end of file, so
      * stale bytes land behind EOF.  The runs are disjoint: nothing to gain. */
-    if (p->rw) {
-        fh->f_flags |= OMPIO_COLLECTIVE_OP;
-    }
-    ssize_t got = p->rw ? fh->f_fbtl->fbtl_preadv(fh) : fh->f_fbtl->fbtl_pwritev(fh);
-    fh->f_flags &= ~OMPIO_COLLECTIVE_OP;
-    fh->f_io_array = NULL;
-    fh->f_num_of_io_entries = 0;
+    ssize_t got = fbtl_call(fh, p->rw, io, (int) nruns, p->rw);
     free(io);
     if (got < 0) {
-        mca_common_sfio_show_help("io-error", true, "fcoll/adaptive", p->rw ? "read" : "write",
-                                  fh->f_filename ? fh->f_filename : "", "fbtl call failed");
-        rc = MPI_ERR_IO;
+        if (OMPI_SUCCESS == p->lrc) {
+            mca_common_sfio_show_help("io-error", true, "fcoll/adaptive",
+                                      p->rw ? "read" : "write",
+                                      fh->f_filename ? fh->f_filename : "", "fbtl call failed");
+            p->lrc = MPI_ERR_IO;
+        }
+        if (p->rw) {
+            memset(*ubuf, 0, total);
+        }
     }
-    if (p->rw && OMPI_SUCCESS == rc) {
+    if (p->rw) {
         /* Answer each rank with its pieces' bytes, in its order.  Ranks'
          * pieces may overlap (several readers of one byte), so the replies
          * can be longer than the union that was read. */
@@ -739,68 +815,6 @@ static void scatter_cycle(plan_t *p, slot_t *s, int c)
     }
 }
 
-static int run_cycles(plan_t *p)
-{
-    slot_t slot[2];
-    int rc = OMPI_SUCCESS, rc2;
-    char *ubuf = NULL;
-    size_t ucap = 0, apcap = 0, runcap = 0;
-    apiece_t *ap = NULL;
-    mca_common_sfio_coll_piece_t *runs = NULL;
-    memset(slot, 0, sizeof(slot));
-    for (int i = 0; i < 2; ++i) {
-        slot[i].reqs = malloc((size_t) (2 * p->naggr + 1) * sizeof(ompi_request_t *));
-        slot[i].areqs = malloc((size_t) (p->P + 1) * sizeof(ompi_request_t *));
-        slot[i].dreqs = malloc((size_t) (p->P + 1) * sizeof(ompi_request_t *));
-        if (!slot[i].reqs || !slot[i].areqs || !slot[i].dreqs) {
-            rc = OMPI_ERR_OUT_OF_RESOURCE;
-        }
-    }
-    if (OMPI_SUCCESS == rc && p->ncyc > 0) {
-        rc = start_cycle(p, &slot[0], 0);
-    }
-    for (int c = 0; c < p->ncyc && OMPI_SUCCESS == rc; ++c) {
-        slot_t *s = &slot[c % 2], *t = &slot[(c + 1) % 2];
-        if (c + 1 < p->ncyc) {
-            /* The next cycle's exchange overlaps this cycle's file I/O;
-             * its slot's previous traffic (cycle c - 1) is complete. */
-            rc = wait_reqs(t->dreqs, &t->ndreq);
-            if (OMPI_SUCCESS == rc) {
-                rc = start_cycle(p, t, c + 1);
-            }
-            if (OMPI_SUCCESS != rc) {
-                break;
-            }
-        }
-        if (p->my_aggr >= 0) {
-            rc = aggregate_cycle(p, s, c, &ubuf, &ucap, &ap, &apcap, &runs, &runcap);
-        }
-        rc2 = wait_reqs(s->reqs, &s->nreq);
-        if (OMPI_SUCCESS == rc) {
-            rc = rc2;
-        }
-        if (OMPI_SUCCESS == rc && p->rw) {
-            scatter_cycle(p, s, c);
-        }
-    }
-    for (int i = 0; i < 2; ++i) {
-        /* On error, outstanding requests are completed before buffers go. */
-        (void) wait_reqs(slot[i].areqs, &slot[i].nareq);
-        (void) wait_reqs(slot[i].reqs, &slot[i].nreq);
-        (void) wait_reqs(slot[i].dreqs, &slot[i].ndreq);
-        free(slot[i].sbuf);
-        free(slot[i].rbuf);
-        free(slot[i].dbuf);
-        free(slot[i].reqs);
-        free(slot[i].areqs);
-        free(slot[i].dreqs);
-    }
-    free(ubuf);
-    free(ap);
-    free(runs);
-    return rc;
-}
-
 /* ------------------------------------------------------------------ */
 /* individual                                                          */
 
@@ -838,11 +852,8 @@ static int run_individual(plan_t *p)
     }
     int rc = OMPI_SUCCESS;
     if (n > 0) {
-        fh->f_io_array = io;
-        fh->f_num_of_io_entries = (int) n;
-        ssize_t got = p->rw ? fh->f_fbtl->fbtl_preadv(fh) : fh->f_fbtl->fbtl_pwritev(fh);
-        fh->f_io_array = NULL;
-        fh->f_num_of_io_entries = 0;
+        ssize_t got = fbtl_call(fh, p->rw, io, (int) n,
+                                0 != (fh->f_flags & OMPIO_COLLECTIVE_OP));
         if (got < 0) {
             rc = (int) got;
         }
@@ -1043,187 +1054,558 @@ static void plan_free(plan_t *p)
     free(p->pieces);
     free(p->first);
     free(p->rcnt);
+    free(p->all);
+    free(p->csend);
+    free(p->cints);
+    free(p->preq);
+    free(p->cmine);
+    free(p->call);
+    for (int i = 0; i < 2; ++i) {
+        free(p->slot[i].sbuf);
+        free(p->slot[i].rbuf);
+        free(p->slot[i].dbuf);
+        free(p->slot[i].reqs);
+        free(p->slot[i].areqs);
+        free(p->slot[i].dreqs);
+    }
+    free(p->ubuf);
+    free(p->ap);
+    free(p->runs);
     mca_common_sfio_coll_groups_free(&p->groups);
 }
 
-static int collective(ompio_file_t *fh, const void *cbuf, int count,
-                      struct ompi_datatype_t *datatype, ompi_status_public_t *status, int rw,
-                      const mca_common_sfio_fcoll_options_t *opt)
-{
-    plan_t p;
-    struct iovec *miov = NULL;
-    uint32_t mcount = 0;
-    int rc, lrc;
-    memset(&p, 0, sizeof(p));
-    p.fh = fh;
-    p.comm = fh->f_comm;
-    p.rank = ompi_comm_rank(fh->f_comm);
-    p.P = ompi_comm_size(fh->f_comm);
-    p.rw = rw;
-    p.opt = opt;
-    p.my_aggr = -1;
+/* ------------------------------------------------------------------ */
+/* One collective call as a state machine                              */
+/*
+ * A call (blocking or not) starts in op_start: the memory layout and this
+ * call's part of the file view are decoded there, so the individual file
+ * pointer moves at the start as MPI wants, and the summary allgather is
+ * posted.  From then on OMPIO's progress function steps the call through
+ * the states below; no step waits: it posts, or tests requests already
+ * posted, and returns.  A step runs at most one cycle, so the caller gets
+ * control back between cycles.  Blocking calls are start + wait.
+ *
+ * Calls on one file run one after another in start order (MPI has every
+ * rank start them in the same order): their non-blocking collectives and
+ * point-to-point messages, on the file's communicator, then match in the
+ * same order on every rank.
+ */
 
-    /* 1. This rank's memory and file pieces. */
-    lrc = mca_common_ompio_decode_datatype(fh, datatype, count, cbuf, &p.max_data,
-                                           fh->f_mem_convertor, &miov, &mcount);
-    if (OMPI_SUCCESS == lrc && 0 != mstream_init(&p.mem, miov, mcount)) {
+typedef enum {
+    OP_QUEUED,      /* an earlier call on this file is still running */
+    OP_SUMMARY,     /* iallgather of the ranks' summaries */
+    OP_CUTS,        /* dynamic: the group's cuts */
+    OP_COUNTS,      /* ialltoallv of counts + iallreduce of failures */
+    OP_CYCLES,
+    OP_AGREE,       /* iallreduce of the worst error */
+    OP_DONE         /* drains what is still in flight, then completes */
+} op_state_t;
+
+typedef struct op_t {
+    struct op_t *next;          /* running and queued calls, start order */
+    mca_ompio_request_t *req;
+    plan_t p;
+    struct iovec *miov;
+    op_state_t state;
+    int rc;                     /* the call's result (the same everywhere) */
+    int worst_in, worst;
+} op_t;
+
+static op_t *ops_head;
+
+/* Set while a step runs: OMPIO's progress may be entered again from
+ * inside it (an fbtl or a PML making progress); that entry must not step
+ * a call that is half-way through a step. */
+static int op_stepping;
+
+static bool op_first_of_file(const op_t *op)
+{
+    for (const op_t *o = ops_head; NULL != o && o != op; o = o->next) {
+        if (o->p.fh == op->p.fh) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void op_unlink(op_t *op)
+{
+    for (op_t **o = &ops_head; NULL != *o; o = &(*o)->next) {
+        if (*o == op) {
+            *o = op->next;
+            return;
+        }
+    }
+}
+
+static void op_post_summary(op_t *op)
+{
+    plan_t *p = &op->p;
+    op->rc = p->comm->c_coll->coll_iallgather(p->mine, 5, MPI_UINT64_T, p->all, 5, MPI_UINT64_T,
+                                              p->comm, &p->creq[0],
+                                              p->comm->c_coll->coll_iallgather_module);
+    if (OMPI_SUCCESS == op->rc) {
+        p->ncreq = 1;
+        op->state = OP_SUMMARY;
+    } else {
+        op->state = OP_DONE;
+    }
+}
+
+/* Pieces (unless a local failure came first), then the count exchange.
+ * The exchange is collective: a rank that failed takes part sending
+ * nothing, and the agreement posted with it stops everyone. */
+static void op_start_counts(op_t *op)
+{
+    plan_t *p = &op->p;
+    if (OMPI_SUCCESS == p->lrc) {
+        p->lrc = assign_pieces(p);
+    }
+    if (OMPI_SUCCESS != p->lrc) {
+        free(p->first);
+        p->first = calloc((size_t) p->naggr * p->ncyc + 1, sizeof(size_t));
+        p->npieces = 0;
+        if (NULL == p->first) {
+            op->rc = p->lrc;    /* cannot even say so; as the blocking engine did */
+            op->state = OP_DONE;
+            return;
+        }
+    }
+    op->rc = counts_post(p);
+    op->state = OMPI_SUCCESS == op->rc ? OP_COUNTS : OP_DONE;
+}
+
+/* The summaries are in: plan, and either finish (nothing to do, an early
+ * failure, individual) or go on to the exchange. */
+static void op_after_summary(op_t *op)
+{
+    plan_t *p = &op->p;
+    int failed = 0;
+    for (int q = 0; q < p->P; ++q) {
+        failed |= 0 != p->all[5 * q + 4];
+        if (NULL != p->ranks) {
+            p->ranks[q].lo = p->all[5 * q];
+            p->ranks[q].hi = p->all[5 * q + 1];
+            p->ranks[q].bytes = p->all[5 * q + 2];
+            p->ranks[q].runs = p->all[5 * q + 3];
+        }
+    }
+    if (failed) {
+        op->rc = OMPI_SUCCESS != p->lrc ? p->lrc : OMPI_ERR_OUT_OF_RESOURCE;
+        op->state = OP_DONE;
+        return;
+    }
+    op->rc = make_plan(p);
+    mca_common_sfio_fcoll_last.algorithm = p->alg;
+    mca_common_sfio_fcoll_last.naggr = p->naggr;
+    mca_common_sfio_fcoll_last.ncycles = p->ncyc;
+    mca_common_sfio_fcoll_last.c = p->sum.c;
+    mca_common_sfio_fcoll_last.gap = p->sum.gap;
+    if (0 == p->rank) {
+        opal_output_verbose(1, p->opt->output,
+                            "fcoll:adaptive: %s %s: np=%d bytes=%llu c=%llu gap=%d "
+                            "aggregators=%d cycles=%d cycle_bytes=%llu",
+                            p->rw ? "read_all" : "write_all",
+                            mca_common_sfio_coll_algs[p->alg].name, p->P,
+                            (unsigned long long) p->sum.bytes, (unsigned long long) p->sum.c,
+                            (int) p->sum.gap, p->naggr, p->ncyc,
+                            (unsigned long long) p->cycle_bytes);
+        if (OMPI_SUCCESS == op->rc && p->naggr > 0) {
+            report_placement(p);
+        }
+    }
+    if (OMPI_SUCCESS != op->rc || 0 == p->sum.bytes) {
+        op->state = OP_DONE;    /* the plan is identical everywhere: so is the failure */
+        return;
+    }
+    if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == p->alg) {
+        /* Each rank's own access, in this one step: its errors are its own
+         * (as with stock fcoll/individual), so no closing agreement. */
+        op->rc = run_individual(p);
+        op->state = OP_DONE;
+        return;
+    }
+    if (MCA_COMMON_SFIO_COLL_DYNAMIC == p->alg) {
+        p->lrc = cuts_post(p);
+        op->state = OP_CUTS;
+        return;
+    }
+    op_start_counts(op);
+}
+
+/* Counts known, nobody failed: buffers for the two slots, cycle 0 posted. */
+static void op_start_cycles(op_t *op)
+{
+    plan_t *p = &op->p;
+    op->state = OP_CYCLES;
+    p->cyc = 0;
+    p->cphase = 0;
+    for (int i = 0; i < 2; ++i) {
+        p->slot[i].reqs = malloc((size_t) (2 * p->naggr + 1) * sizeof(ompi_request_t *));
+        p->slot[i].areqs = malloc((size_t) (p->P + 1) * sizeof(ompi_request_t *));
+        p->slot[i].dreqs = malloc((size_t) (p->P + 1) * sizeof(ompi_request_t *));
+        if (!p->slot[i].reqs || !p->slot[i].areqs || !p->slot[i].dreqs) {
+            p->lrc = OMPI_ERR_OUT_OF_RESOURCE;
+            p->fatal = 1;
+            return;
+        }
+    }
+    if (p->ncyc > 0) {
+        int rc = start_cycle(p, &p->slot[0], 0);
+        if (OMPI_SUCCESS != rc) {
+            p->lrc = rc;
+            p->fatal = 1;
+        }
+    }
+}
+
+static bool slot_drained(slot_t *s, int *rc)
+{
+    /* each set is freed once complete; the order does not matter */
+    bool a = NULL == s->areqs || reqs_done(s->areqs, &s->nareq, rc);
+    bool b = NULL == s->reqs || reqs_done(s->reqs, &s->nreq, rc);
+    bool d = NULL == s->dreqs || reqs_done(s->dreqs, &s->ndreq, rc);
+    return a && b && d;
+}
+
+/* One cycle c, in three phases that each may have to wait:
+ *   0  the other slot's read replies (cycle c - 1) are out: post c + 1,
+ *      so its exchange overlaps this cycle's file I/O;
+ *   1  aggregator: c's messages are in: file I/O (and read replies);
+ *   2  this rank's c messages are done: scatter read data, next cycle.
+ * Returns 0: waiting, 1: a cycle finished, 2: all cycles are over (or a
+ * fatal local error stopped them and everything in flight completed). */
+static int cycles_step(plan_t *p)
+{
+    int rc = OMPI_SUCCESS;
+    if (!p->fatal && p->cyc < p->ncyc) {
+        slot_t *s = &p->slot[p->cyc % 2], *t = &p->slot[(p->cyc + 1) % 2];
+        if (0 == p->cphase) {
+            if (p->cyc + 1 < p->ncyc) {
+                if (!reqs_done(t->dreqs, &t->ndreq, &rc)) {
+                    return 0;
+                }
+                if (OMPI_SUCCESS == rc) {
+                    rc = start_cycle(p, t, p->cyc + 1);
+                }
+                if (OMPI_SUCCESS != rc) {
+                    goto fatal;
+                }
+            }
+            p->cphase = 1;
+        }
+        if (1 == p->cphase) {
+            if (p->my_aggr >= 0) {
+                if (!reqs_done(s->areqs, &s->nareq, &rc)) {
+                    return 0;
+                }
+                if (OMPI_SUCCESS == rc) {
+                    rc = aggregate_cycle(p, s, p->cyc);
+                }
+                if (OMPI_SUCCESS != rc) {
+                    goto fatal;
+                }
+            }
+            p->cphase = 2;
+        }
+        if (!reqs_done(s->reqs, &s->nreq, &rc)) {
+            return 0;
+        }
+        if (OMPI_SUCCESS != rc) {
+            goto fatal;
+        }
+        if (p->rw) {
+            scatter_cycle(p, s, p->cyc);
+        }
+        p->cyc++;
+        p->cphase = 0;
+        return 1;
+    }
+    goto drain;
+fatal:
+    /* As the blocking engine did: stop here, let what is in flight finish,
+     * then the closing agreement tells everyone. */
+    if (OMPI_SUCCESS == p->lrc) {
+        p->lrc = rc;
+    }
+    p->fatal = 1;
+    rc = OMPI_SUCCESS;
+drain:
+    if (!slot_drained(&p->slot[0], &rc) | !slot_drained(&p->slot[1], &rc)) {
+        if (OMPI_SUCCESS != rc && OMPI_SUCCESS == p->lrc) {
+            p->lrc = rc;
+        }
+        return 0;
+    }
+    if (OMPI_SUCCESS != rc && OMPI_SUCCESS == p->lrc) {
+        p->lrc = rc;
+    }
+    return 2;
+}
+
+/* Everything this call posted has completed (only then may it end: the
+ * buffers go with it). */
+static bool op_drained(op_t *op)
+{
+    plan_t *p = &op->p;
+    int rc = OMPI_SUCCESS;
+    bool c = reqs_done(p->creq, &p->ncreq, &rc);
+    bool d = NULL == p->preq || reqs_done(p->preq, &p->npreq, &rc);
+    return c & d & slot_drained(&p->slot[0], &rc) & slot_drained(&p->slot[1], &rc);
+}
+
+/* Advances op as far as it can without waiting; true when it is over. */
+static bool op_step(op_t *op)
+{
+    plan_t *p = &op->p;
+    int rc = OMPI_SUCCESS;
+    for (;;) {
+        switch (op->state) {
+        case OP_QUEUED:
+            if (!op_first_of_file(op)) {
+                return false;
+            }
+            op_post_summary(op);
+            break;
+        case OP_SUMMARY:
+            if (!reqs_done(p->creq, &p->ncreq, &op->rc)) {
+                return false;
+            }
+            if (OMPI_SUCCESS == op->rc) {
+                op_after_summary(op);
+            } else {
+                op->state = OP_DONE;
+            }
+            break;
+        case OP_CUTS:
+            /* after a failed post, only wait for what did go out */
+            rc = p->lrc;
+            if (!cuts_step(p, &rc)) {
+                return false;
+            }
+            p->lrc = rc;
+            op_start_counts(op);
+            break;
+        case OP_COUNTS:
+            if (!reqs_done(p->creq, &p->ncreq, &op->rc)) {
+                return false;
+            }
+            if (OMPI_SUCCESS != op->rc) {
+                op->state = OP_DONE;
+            } else if (p->anybad) {
+                op->rc = OMPI_SUCCESS != p->lrc ? p->lrc : OMPI_ERR_OUT_OF_RESOURCE;
+                op->state = OP_DONE;
+            } else {
+                op_start_cycles(op);
+            }
+            break;
+        case OP_CYCLES:
+            switch (cycles_step(p)) {
+            case 0:
+                return false;
+            case 1:
+                return false;   /* one cycle per step: the caller's turn */
+            default:
+                break;
+            }
+            /* One error for all: an aggregator's I/O error is everyone's. */
+            op->worst_in = OMPI_SUCCESS == p->lrc ? 0 : (p->lrc < 0 ? -p->lrc : p->lrc);
+            op->rc = p->comm->c_coll->coll_iallreduce(&op->worst_in, &op->worst, 1, MPI_INT,
+                                                      MPI_MAX, p->comm, &p->creq[0],
+                                                      p->comm->c_coll->coll_iallreduce_module);
+            if (OMPI_SUCCESS == op->rc) {
+                p->ncreq = 1;
+                op->state = OP_AGREE;
+            } else {
+                op->state = OP_DONE;
+            }
+            break;
+        case OP_AGREE:
+            if (!reqs_done(p->creq, &p->ncreq, &op->rc)) {
+                return false;
+            }
+            if (OMPI_SUCCESS == op->rc && op->worst) {
+                op->rc = OMPI_SUCCESS != p->lrc ? p->lrc : MPI_ERR_IO;
+            }
+            op->state = OP_DONE;
+            break;
+        case OP_DONE:
+        default:
+            return op_drained(op);
+        }
+    }
+}
+
+static void op_free(op_t *op)
+{
+    op_unlink(op);
+    free(op->miov);
+    plan_free(&op->p);
+    free(op);
+}
+
+/* OMPIO's progress function calls this for the call's request until it
+ * returns true; then OMPIO completes the request. */
+static bool op_progress(struct mca_ompio_request_t *req)
+{
+    op_t *op = (op_t *) req->req_data;
+    if (NULL == op || op_stepping) {
+        return false;
+    }
+    op_stepping = 1;
+    bool done = op_step(op);
+    op_stepping = 0;
+    if (!done) {
+        return false;
+    }
+    req->req_ompi.req_status.MPI_ERROR = op->rc;
+    req->req_ompi.req_status._ucount = OMPI_SUCCESS == op->rc ? op->p.max_data : 0;
+    req->req_data = NULL;
+    op_free(op);
+    return true;
+}
+
+/* The request is freed: after completion nothing is left to do.  Freed
+ * before (MPI_Request_free on an active request), the other ranks still
+ * count on this one, so the call is finished here. */
+static void op_request_free(struct mca_ompio_request_t *req)
+{
+    op_t *op = (op_t *) req->req_data;
+    if (NULL == op) {
+        return;
+    }
+    req->req_progress_fn = NULL;
+    req->req_data = NULL;
+    for (;;) {
+        bool done = false;
+        if (!op_stepping) {
+            op_stepping = 1;
+            done = op_step(op);
+            op_stepping = 0;
+        }
+        if (done) {
+            break;
+        }
+        opal_progress();
+    }
+    op_free(op);
+}
+
+/* Starts one collective call: decodes memory and this call's file view
+ * (moving the individual file pointer now), queues it behind earlier calls
+ * on the file and posts the summary exchange when it is first. */
+static int op_start(ompio_file_t *fh, const void *cbuf, int count,
+                    struct ompi_datatype_t *datatype, int rw,
+                    const mca_common_sfio_fcoll_options_t *opt, ompi_request_t **request)
+{
+    op_t *op = calloc(1, sizeof(*op));
+    if (NULL == op) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    plan_t *p = &op->p;
+    uint32_t mcount = 0;
+    int lrc;
+    p->fh = fh;
+    p->comm = fh->f_comm;
+    p->rank = ompi_comm_rank(fh->f_comm);
+    p->P = ompi_comm_size(fh->f_comm);
+    p->rw = rw;
+    p->opt = opt;
+    p->my_aggr = -1;
+
+    /* This rank's memory and file pieces. */
+    lrc = mca_common_ompio_decode_datatype(fh, datatype, count, cbuf, &p->max_data,
+                                           fh->f_mem_convertor, &op->miov, &mcount);
+    if (OMPI_SUCCESS == lrc && 0 != mstream_init(&p->mem, op->miov, mcount)) {
         lrc = OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (OMPI_SUCCESS == lrc) {
-        lrc = fh->f_generate_current_file_view(fh, p.max_data, &p.fiov, &p.fcount);
+        lrc = fh->f_generate_current_file_view(fh, p->max_data, &p->fiov, &p->fcount);
     }
     /* Merge file-contiguous entries (what c counts). */
     mca_common_sfio_coll_rank_t me = { UINT64_MAX, 0, 0, 0 };
     if (OMPI_SUCCESS == lrc) {
         int m = 0;
-        for (int i = 0; i < p.fcount; ++i) {
-            if (0 == p.fiov[i].iov_len) {
+        for (int i = 0; i < p->fcount; ++i) {
+            if (0 == p->fiov[i].iov_len) {
                 continue;
             }
-            if (m > 0 && (char *) p.fiov[m - 1].iov_base + p.fiov[m - 1].iov_len ==
-                         (char *) p.fiov[i].iov_base) {
-                p.fiov[m - 1].iov_len += p.fiov[i].iov_len;
+            if (m > 0 && (char *) p->fiov[m - 1].iov_base + p->fiov[m - 1].iov_len ==
+                         (char *) p->fiov[i].iov_base) {
+                p->fiov[m - 1].iov_len += p->fiov[i].iov_len;
             } else {
-                p.fiov[m++] = p.fiov[i];
+                p->fiov[m++] = p->fiov[i];
             }
         }
-        p.fcount = m;
+        p->fcount = m;
         for (int i = 0; i < m; ++i) {
-            uint64_t lo = (uint64_t) (uintptr_t) p.fiov[i].iov_base;
+            uint64_t lo = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
             me.lo = lo < me.lo ? lo : me.lo;
-            me.hi = lo + p.fiov[i].iov_len > me.hi ? lo + p.fiov[i].iov_len : me.hi;
-            me.bytes += p.fiov[i].iov_len;
+            me.hi = lo + p->fiov[i].iov_len > me.hi ? lo + p->fiov[i].iov_len : me.hi;
+            me.bytes += p->fiov[i].iov_len;
         }
         me.runs = (uint64_t) m;
     }
     if (0 == me.bytes) {
         me.lo = me.hi = 0;
     }
+    p->all = calloc((size_t) p->P * 5, sizeof(uint64_t));
+    p->ranks = malloc((size_t) p->P * sizeof(*p->ranks));
+    mca_ompio_request_t *req = NULL;
+    if (NULL != p->all) {
+        mca_common_ompio_request_alloc(&req, rw ? MCA_OMPIO_REQUEST_READ_ALL
+                                                : MCA_OMPIO_REQUEST_WRITE_ALL);
+    }
+    if (NULL == req) {
+        /* Cannot take part in the exchange at all. */
+        free(op->miov);
+        plan_free(p);
+        free(op);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (NULL == p->ranks && OMPI_SUCCESS == lrc) {
+        lrc = OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* Any rank's failure is everyone's: it travels in the summary. */
+    p->lrc = lrc;
+    p->mine[0] = me.lo;
+    p->mine[1] = me.hi;
+    p->mine[2] = me.bytes;
+    p->mine[3] = me.runs;
+    p->mine[4] = OMPI_SUCCESS == lrc ? 0 : 1;
 
-    /* 2. Everyone's summary; any rank's failure is everyone's. */
-    uint64_t mine[5] = { me.lo, me.hi, me.bytes, me.runs, OMPI_SUCCESS == lrc ? 0 : 1 };
-    uint64_t *all = malloc((size_t) p.P * 5 * sizeof(uint64_t));
-    p.ranks = malloc((size_t) p.P * sizeof(*p.ranks));
-    if (NULL == all || NULL == p.ranks) {
-        /* Must still take part in the allgather: use a stack dummy. */
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
-        free(all);
-        free(p.ranks);
-        p.ranks = NULL;
-        all = NULL;
-    }
-    uint64_t *recv = all;
-    uint64_t *tmp = NULL;
-    if (NULL == recv) {
-        tmp = calloc((size_t) p.P * 5, sizeof(uint64_t));
-        recv = tmp;
-    }
-    rc = fh->f_comm->c_coll->coll_allgather(mine, 5, MPI_UINT64_T, recv, 5, MPI_UINT64_T,
-                                            fh->f_comm, fh->f_comm->c_coll->coll_allgather_module);
-    int failed = (NULL == all);
-    for (int q = 0; OMPI_SUCCESS == rc && NULL != recv && q < p.P; ++q) {
-        failed |= 0 != recv[5 * q + 4];
-        if (NULL != p.ranks) {
-            p.ranks[q].lo = recv[5 * q];
-            p.ranks[q].hi = recv[5 * q + 1];
-            p.ranks[q].bytes = recv[5 * q + 2];
-            p.ranks[q].runs = recv[5 * q + 3];
-        }
-    }
-    free(all);
-    free(tmp);
-    if (OMPI_SUCCESS == rc && failed) {
-        rc = OMPI_SUCCESS != lrc ? lrc : OMPI_ERR_OUT_OF_RESOURCE;
-        goto out;
-    }
-    if (OMPI_SUCCESS != rc) {
-        goto out;
-    }
+    op->req = req;
+    req->req_data = op;
+    req->req_progress_fn = op_progress;
+    req->req_free_fn = op_request_free;
+    req->req_ompi.req_mpi_object.file = fh->f_fh;   /* errors go to the file's handler */
+    req->req_ompi.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->req_ompi.req_status.MPI_TAG = MPI_ANY_TAG;
+    req->req_ompi.req_status._cancelled = 0;
 
-    /* 3. Plan (the same on every rank).  Where ranks run is asked once per
-     * file (cached on its communicator), only when placement needs it. */
-    if (p.P > 1 && (MCA_COMMON_SFIO_PLACE_SPREAD == opt->placement ||
-                    (NULL != opt->emulate_nodes && '\0' != opt->emulate_nodes[0])) &&
-        OMPI_SUCCESS != mca_common_sfio_topo_get(p.comm, opt->emulate_nodes, opt->output,
-                                                 &p.topo)) {
-        p.topo = NULL;
-    }
-    rc = make_plan(&p);
-    mca_common_sfio_fcoll_last.algorithm = p.alg;
-    mca_common_sfio_fcoll_last.naggr = p.naggr;
-    mca_common_sfio_fcoll_last.ncycles = p.ncyc;
-    mca_common_sfio_fcoll_last.c = p.sum.c;
-    mca_common_sfio_fcoll_last.gap = p.sum.gap;
-    if (0 == p.rank) {
-        opal_output_verbose(1, opt->output,
-                            "fcoll:adaptive: %s %s: np=%d bytes=%llu c=%llu gap=%d "
-                            "aggregators=%d cycles=%d cycle_bytes=%llu",
-                            rw ? "read_all" : "write_all",
-                            mca_common_sfio_coll_algs[p.alg].name, p.P,
-                            (unsigned long long) p.sum.bytes, (unsigned long long) p.sum.c,
-                            (int) p.sum.gap, p.naggr, p.ncyc,
-                            (unsigned long long) p.cycle_bytes);
-        if (OMPI_SUCCESS == rc && p.naggr > 0) {
-            report_placement(&p);
-        }
-    }
-    if (OMPI_SUCCESS != rc || 0 == p.sum.bytes) {
-        goto out;   /* the plan is identical everywhere: so is the failure */
+    /* Where ranks run, for placement: asked at the file's first collective
+     * call (a blocking allgather, in the call and so in the same order on
+     * every rank, never inside progress), then cached on its communicator. */
+    if (p->P > 1 && (MCA_COMMON_SFIO_PLACE_SPREAD == opt->placement ||
+                     (NULL != opt->emulate_nodes && '\0' != opt->emulate_nodes[0])) &&
+        OMPI_SUCCESS != mca_common_sfio_topo_get(p->comm, opt->emulate_nodes, opt->output,
+                                                 &p->topo)) {
+        p->topo = NULL;
     }
 
-    if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == p.alg) {
-        /* Each rank's own access: its errors are its own (as with stock
-         * fcoll/individual), so no closing agreement, no extra sync. */
-        rc = run_individual(&p);
-        goto out;
+    op_t **tail = &ops_head;
+    while (NULL != *tail) {
+        tail = &(*tail)->next;
+    }
+    *tail = op;
+    if (op_first_of_file(op)) {
+        op_post_summary(op);
     } else {
-        /* 4. Pieces and counts; 5. cycles. */
-        rc = OMPI_SUCCESS;
-        if (MCA_COMMON_SFIO_COLL_DYNAMIC == p.alg) {
-            rc = dynamic_cuts(&p);
-        }
-        lrc = OMPI_SUCCESS == rc ? assign_pieces(&p) : rc;
-        /* The count exchange is collective: go through it even after a
-         * local failure (sending nothing), then agree below. */
-        if (OMPI_SUCCESS != lrc) {
-            free(p.first);
-            p.first = calloc((size_t) p.naggr * p.ncyc + 1, sizeof(size_t));
-            p.npieces = 0;
-            if (NULL == p.first) {
-                goto out;   /* cannot even say so; mirrors stock behaviour */
-            }
-        }
-        rc = exchange_counts(&p);
-        if (OMPI_SUCCESS == rc) {
-            int bad = OMPI_SUCCESS != lrc, anybad = 0;
-            rc = fh->f_comm->c_coll->coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX,
-                                                    fh->f_comm,
-                                                    fh->f_comm->c_coll->coll_allreduce_module);
-            if (OMPI_SUCCESS == rc && anybad) {
-                rc = OMPI_SUCCESS != lrc ? lrc : OMPI_ERR_OUT_OF_RESOURCE;
-                goto out;
-            }
-        }
-        if (OMPI_SUCCESS == rc) {
-            lrc = run_cycles(&p);
-        }
+        op->state = OP_QUEUED;
     }
-    if (OMPI_SUCCESS == rc) {
-        /* One error for all: an aggregator's I/O error is everyone's. */
-        int bad = OMPI_SUCCESS == lrc ? 0 : (lrc < 0 ? -lrc : lrc), worst = 0;
-        rc = fh->f_comm->c_coll->coll_allreduce(&bad, &worst, 1, MPI_INT, MPI_MAX, fh->f_comm,
-                                                fh->f_comm->c_coll->coll_allreduce_module);
-        if (OMPI_SUCCESS == rc && worst) {
-            rc = OMPI_SUCCESS != lrc ? lrc : MPI_ERR_IO;
-        }
-    }
-out:
-    if (MPI_STATUS_IGNORE != status) {
-        status->_ucount = OMPI_SUCCESS == rc ? p.max_data : 0;
-    }
-    free(miov);
-    plan_free(&p);
-    return rc;
+    mca_common_ompio_register_progress();
+    *request = &req->req_ompi;
+    return OMPI_SUCCESS;
 }
 
 int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count,
@@ -1231,10 +1613,12 @@ int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count
                                     ompi_status_public_t *status,
                                     const mca_common_sfio_fcoll_options_t *opt)
 {
+    ompi_request_t *req = NULL;
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;   /* every rank alike, before any traffic */
     }
-    return collective(fh, buf, count, datatype, status, 0, opt);
+    int rc = op_start(fh, buf, count, datatype, 0, opt, &req);
+    return OMPI_SUCCESS == rc ? ompi_request_wait(&req, status) : rc;
 }
 
 int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
@@ -1242,42 +1626,24 @@ int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
                                    ompi_status_public_t *status,
                                    const mca_common_sfio_fcoll_options_t *opt)
 {
-    return collective(fh, buf, count, datatype, status, 1, opt);
-}
-
-static int complete_request(int rc, ompi_status_public_t *st, ompi_request_t **request)
-{
-    mca_ompio_request_t *req = NULL;
-    mca_common_ompio_request_alloc(&req, MCA_OMPIO_REQUEST_WRITE);
-    if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    req->req_ompi.req_status.MPI_ERROR = rc;
-    req->req_ompi.req_status._ucount = st->_ucount;
-    ompi_request_complete(&req->req_ompi, false);
-    *request = &req->req_ompi;
-    return OMPI_SUCCESS;
+    ompi_request_t *req = NULL;
+    int rc = op_start(fh, buf, count, datatype, 1, opt, &req);
+    return OMPI_SUCCESS == rc ? ompi_request_wait(&req, status) : rc;
 }
 
 int mca_common_sfio_fcoll_iwrite_all(ompio_file_t *fh, const void *buf, int count,
                                      struct ompi_datatype_t *datatype, ompi_request_t **request,
                                      const mca_common_sfio_fcoll_options_t *opt)
 {
-    ompi_status_public_t st;
-    memset(&st, 0, sizeof(st));
-    int rc = mca_common_sfio_fcoll_write_all(fh, buf, count, datatype, &st, opt);
-    if (MPI_ERR_READ_ONLY == rc) {
-        return rc;
+    if (fh->f_amode & MPI_MODE_RDONLY) {
+        return MPI_ERR_READ_ONLY;
     }
-    return complete_request(rc, &st, request);
+    return op_start(fh, buf, count, datatype, 0, opt, request);
 }
 
 int mca_common_sfio_fcoll_iread_all(ompio_file_t *fh, void *buf, int count,
                                     struct ompi_datatype_t *datatype, ompi_request_t **request,
                                     const mca_common_sfio_fcoll_options_t *opt)
 {
-    ompi_status_public_t st;
-    memset(&st, 0, sizeof(st));
-    int rc = mca_common_sfio_fcoll_read_all(fh, buf, count, datatype, &st, opt);
-    return complete_request(rc, &st, request);
+    return op_start(fh, buf, count, datatype, 1, opt, request);
 }

@@ -63,8 +63,12 @@ int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
                                    struct ompi_datatype_t *datatype,
                                    ompi_status_public_t *status,
                                    const mca_common_sfio_fcoll_options_t *opt);
-/* Non-blocking variants: the transfer completes inside the call (eagerly)
- * and the request is returned complete. */
+/* Non-blocking variants: the call decodes the buffer and this call's part
+ * of the file view (the individual file pointer moves now), posts the
+ * first exchange and returns an OMPIO request.  OMPIO's progress function
+ * (any MPI call that progresses: MPI_Test, MPI_Wait, ...) runs the rest,
+ * one cycle at a time.  Calls on one file run in start order.  The
+ * blocking variants are the same start followed by a wait. */
 int mca_common_sfio_fcoll_iwrite_all(ompio_file_t *fh, const void *buf, int count,
                                      struct ompi_datatype_t *datatype, ompi_request_t **request,
                                      const mca_common_sfio_fcoll_options_t *opt);

@@ -51,7 +51,7 @@ static mca_fcoll_base_module_1_0_0_t adaptive_module = {
     .fcoll_file_iread_all = adaptive_iread_all,
     .fcoll_file_write_all = adaptive_write_all,
     .fcoll_file_iwrite_all = adaptive_iwrite_all,
-    .fcoll_progress = NULL,         /* non-blocking calls complete eagerly */
+    .fcoll_progress = NULL,         /* the engine's requests carry their own progress */
     .fcoll_request_free = NULL,
 };
 
