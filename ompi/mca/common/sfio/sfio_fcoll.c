@@ -1549,6 +1549,18 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
     if (0 == me.bytes) {
         me.lo = me.hi = 0;
     }
+    /* Where ranks run, for placement: asked at the file's first collective
+     * call (a blocking allgather, in the call and so in the same order on
+     * every rank, never inside progress), then cached on its communicator.
+     * Before the request exists: OMPIO's progress, which that allgather
+     * runs, steps every request allocated so far. */
+    if (p->P > 1 && (MCA_COMMON_SFIO_PLACE_SPREAD == opt->placement ||
+                     (NULL != opt->emulate_nodes && '\0' != opt->emulate_nodes[0])) &&
+        OMPI_SUCCESS != mca_common_sfio_topo_get(p->comm, opt->emulate_nodes, opt->output,
+                                                 &p->topo)) {
+        p->topo = NULL;
+    }
+
     p->all = calloc((size_t) p->P * 5, sizeof(uint64_t));
     p->ranks = malloc((size_t) p->P * sizeof(*p->ranks));
     mca_ompio_request_t *req = NULL;
@@ -1582,16 +1594,6 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
     req->req_ompi.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
     req->req_ompi.req_status.MPI_TAG = MPI_ANY_TAG;
     req->req_ompi.req_status._cancelled = 0;
-
-    /* Where ranks run, for placement: asked at the file's first collective
-     * call (a blocking allgather, in the call and so in the same order on
-     * every rank, never inside progress), then cached on its communicator. */
-    if (p->P > 1 && (MCA_COMMON_SFIO_PLACE_SPREAD == opt->placement ||
-                     (NULL != opt->emulate_nodes && '\0' != opt->emulate_nodes[0])) &&
-        OMPI_SUCCESS != mca_common_sfio_topo_get(p->comm, opt->emulate_nodes, opt->output,
-                                                 &p->topo)) {
-        p->topo = NULL;
-    }
 
     op_t **tail = &ops_head;
     while (NULL != *tail) {
