@@ -19,7 +19,6 @@
  * and close (the point where a versioning stack folds its versions in).
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -30,6 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define READER_ID 0xFFFFu
 #define MiB (1024.0 * 1024.0)
 
@@ -37,12 +38,11 @@
 /* options                                                              */
 
 typedef struct {
+    bench_opts_t c; /* dir, op (write|read|both), mode (coll|indep), quick, reps, otpo,
+                       keep, verbose, per_rank (noncontig bytes per rank), info */
     const char *scenario;
-    const char *dir;
-    const char *op;   /* write | read | both */
-    const char *mode; /* coll | indep */
     const char *method;
-    int quick, atomic, reps, otpo, keep, verbose;
+    int atomic;
     int regions;                      /* noncontig */
     long tile_x, tile_y, ov_x, ov_y;  /* tiles */
     long elem;                        /* element size in bytes */
@@ -50,46 +50,24 @@ typedef struct {
     long nblocks, nvars, nxb, guard;  /* flash */
     long block, xfer, segs;           /* ior */
     long records, recsize;            /* sharedlog / ordered */
-    long per_rank;                    /* noncontig bytes per rank */
-    MPI_Info info;
-    char io_name[32];
 } opts_t;
 
 static opts_t O;
-static int g_rank, g_np;
 static uint64_t g_seed = 0x5f10be7cull;
-static void (*g_bypass)(int);
 
-static void die(const char *msg)
-{
-    if (g_rank == 0) fprintf(stderr, "sfio_bench: %s\n", msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    exit(2);
-}
-
-#define MPICHK(call)                                                          \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != MPI_SUCCESS) {                                             \
-            char s_[MPI_MAX_ERROR_STRING];                                    \
-            int l_;                                                           \
-            MPI_Error_string(rc_, s_, &l_);                                   \
-            fprintf(stderr, "sfio_bench[%d]: %s failed: %s\n", g_rank, #call, \
-                    s_);                                                      \
-            MPI_Abort(MPI_COMM_WORLD, 4);                                     \
-        }                                                                     \
+#define MPICHK(call)                                        \
+    do {                                                    \
+        int rc_ = (call);                                   \
+        if (rc_ != MPI_SUCCESS) {                           \
+            char s_[MPI_MAX_ERROR_STRING];                  \
+            int l_;                                         \
+            MPI_Error_string(rc_, s_, &l_);                 \
+            bench_fail("%s failed: %s", #call, s_);         \
+        }                                                   \
     } while (0)
 
 /* ------------------------------------------------------------------ */
 /* data pattern                                                         */
-
-static inline uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static inline uint64_t word_of(uint32_t writer, uint64_t widx)
 {
@@ -206,7 +184,7 @@ static void part(long n, int d, int c, long *start, long *size)
 static void build_noncontig(plan_t *p)
 {
     long R = O.regions;
-    long reg = O.per_rank / R;
+    long reg = O.c.per_rank / R;
     reg -= reg % 8;
     if (reg <= 0) die("noncontig: region size is zero");
     MPI_Datatype ft;
@@ -357,11 +335,6 @@ static void buf_to_stream(const plan_t *p, unsigned char *buf, unsigned char *st
     }
 }
 
-static void bypass(int on)
-{
-    if (g_bypass) g_bypass(on);
-}
-
 static uint64_t plan_max_end(const plan_t *p)
 {
     uint64_t m = 0, all;
@@ -397,20 +370,8 @@ static void prepare_read_file(const char *path, uint64_t size)
 static void corrupt_file(const char *path, uint64_t off)
 {
     bypass(1);
-    int fd = open(path, O_RDWR);
-    unsigned char c = 0;
-    if (fd >= 0 && pread(fd, &c, 1, (off_t)off) == 1) {
-        c ^= 0x5a;
-        if (pwrite(fd, &c, 1, (off_t)off) != 1) perror("corrupt");
-    }
-    if (fd >= 0) close(fd);
+    flip_file_byte(path, off);
     bypass(0);
-}
-
-static int want_corrupt(void)
-{
-    const char *s = getenv("BENCH_CORRUPT");
-    return s && *s && strcmp(s, "0") != 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -634,11 +595,11 @@ static int verdict_final(verdict_t *v, const unsigned char *edges_local, int nee
 
 static void file_open(const char *path, int amode, MPI_File *fh)
 {
-    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, amode, O.info, fh));
+    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, amode, O.c.info, fh));
     if (O.atomic) MPICHK(MPI_File_set_atomicity(*fh, 1));
 }
 
-static int coll(void) { return strcmp(O.mode, "coll") == 0; }
+static int coll(void) { return strcmp(O.c.mode, "coll") == 0; }
 
 static void run_calls(MPI_File fh, const plan_t *p, unsigned char *buf, int is_write)
 {
@@ -650,7 +611,7 @@ static void run_calls(MPI_File fh, const plan_t *p, unsigned char *buf, int is_w
         void *b = buf + k->moff;
         if (k->use_view) {
             if (k->disp != vdisp || k->ftype != vtype) {
-                MPICHK(MPI_File_set_view(fh, k->disp, MPI_BYTE, k->ftype, "native", O.info));
+                MPICHK(MPI_File_set_view(fh, k->disp, MPI_BYTE, k->ftype, "native", O.c.info));
                 vdisp = k->disp;
                 vtype = k->ftype;
             }
@@ -671,18 +632,6 @@ static void run_calls(MPI_File fh, const plan_t *p, unsigned char *buf, int is_w
     }
 }
 
-typedef struct {
-    double sec[64];
-    int n;
-    const char *op;
-    double bytes;
-} series_t;
-
-static series_t g_series[4];
-static int g_nseries;
-static char g_lines[64 * 4][512];
-static int g_nlines;
-
 /* shared-pointer scenarios: calls made by all ranks and the seconds of the
  * call loop alone (open and close excluded), for the ops/s column */
 static double g_ops, g_ops_sec;
@@ -694,24 +643,7 @@ static void report(const char *op, int rep, double bytes, double sec, const verd
     if (g_ops > 0 && g_ops_sec > 0)
         snprintf(ops, sizeof(ops), " ops=%.0f ops_seconds=%.6f opsps=%.0f", g_ops, g_ops_sec,
                  g_ops / g_ops_sec);
-    snprintf(g_lines[g_nlines++], sizeof(g_lines[0]),
-             "RESULT scenario=%s op=%s np=%d rep=%d bytes=%.0f seconds=%.6f MBps=%.2f "
-             "verified=1 serial=%d atomic=%d mode=%s io=%s%s",
-             O.scenario, op, g_np, rep, bytes, sec, bytes / sec / 1e6, v->serial, O.atomic,
-             O.mode, O.io_name, ops);
-    series_t *s = NULL;
-    for (int i = 0; i < g_nseries; i++)
-        if (strcmp(g_series[i].op, op) == 0) s = &g_series[i];
-    if (!s) {
-        s = &g_series[g_nseries++];
-        s->op = op;
-        s->n = 0;
-    }
-    if (s->n < 64) s->sec[s->n++] = sec;
-    s->bytes = bytes;
-    if (O.verbose)
-        fprintf(stderr, "  [%s] %s rep %d: %.3f s %.1f MB/s\n", O.scenario, op, rep, sec,
-                bytes / sec / 1e6);
+    bench_report(&O.c, O.scenario, op, rep, bytes, sec, v->serial, O.atomic, ops, "");
 }
 
 static void refuse(const char *op, const verdict_t *v)
@@ -738,11 +670,7 @@ static double total_bytes(const plan_t *p)
 
 static void delete_file(const char *path)
 {
-    if (g_rank == 0) {
-        bypass(1);
-        unlink(path);
-        bypass(0);
-    }
+    unlink_rank0(path);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -1004,16 +932,6 @@ static void usage(void)
         "env: BENCH_CORRUPT=1 flips a byte before verification (the run must refuse)\n");
 }
 
-static long num(const char *s)
-{
-    char *e;
-    double v = strtod(s, &e);
-    if (*e == 'k' || *e == 'K') v *= 1024;
-    else if (*e == 'm' || *e == 'M') v *= 1024 * 1024;
-    else if (*e == 'g' || *e == 'G') v *= 1024.0 * 1024 * 1024;
-    return (long)v;
-}
-
 static void pair(const char *s, long *a, long *b)
 {
     const char *x = strchr(s, 'x');
@@ -1024,21 +942,21 @@ static void pair(const char *s, long *a, long *b)
 static void set_defaults(void)
 {
     const char *s = O.scenario;
-    int q = O.quick;
-    if (!O.op) {
-        if (!strcmp(s, "block3d") || !strcmp(s, "ior")) O.op = "both";
-        else if (!strcmp(s, "tileread") || !strcmp(s, "volume")) O.op = "read";
-        else O.op = "write";
+    int q = O.c.quick;
+    if (!O.c.op) {
+        if (!strcmp(s, "block3d") || !strcmp(s, "ior")) O.c.op = "both";
+        else if (!strcmp(s, "tileread") || !strcmp(s, "volume")) O.c.op = "read";
+        else O.c.op = "write";
     }
-    if (!O.mode) {
+    if (!O.c.mode) {
         if (!strcmp(s, "block3d") || !strcmp(s, "flash") || !strcmp(s, "tileread") ||
             !strcmp(s, "volume"))
-            O.mode = "coll";
-        else O.mode = "indep";
+            O.c.mode = "coll";
+        else O.c.mode = "indep";
     }
     if (!O.method) O.method = "coll";
     if (!O.regions) O.regions = 64;
-    if (!O.per_rank) O.per_rank = q ? 2 << 20 : 16 << 20;
+    if (!O.c.per_rank) O.c.per_rank = q ? 2 << 20 : 16 << 20;
     if (!strcmp(s, "tilerow") || !strcmp(s, "tiles2d")) {
         if (!O.elem) O.elem = 1024;
         int big = O.elem >= (1 << 20);
@@ -1075,123 +993,64 @@ static void set_defaults(void)
     if (!O.recsize) O.recsize = 512;
 }
 
+/* sfio_bench's own options (bench_parse has the common ones) */
+static int own_option(const char *key, bench_args_t *a)
+{
+    if (!strcmp(key, "-s") || !strcmp(key, "--scenario")) O.scenario = bench_arg(a);
+    else if (!strcmp(key, "--atomic")) O.atomic = 1;
+    else if (!strcmp(key, "--method")) O.method = bench_arg(a);
+    else if (!strcmp(key, "--regions")) O.regions = (int)num(bench_arg(a));
+    else if (!strcmp(key, "--tile")) pair(bench_arg(a), &O.tile_x, &O.tile_y);
+    else if (!strcmp(key, "--overlap")) pair(bench_arg(a), &O.ov_x, &O.ov_y);
+    else if (!strcmp(key, "--elem")) O.elem = num(bench_arg(a));
+    else if (!strcmp(key, "--n")) O.n = num(bench_arg(a));
+    else if (!strcmp(key, "--blocks")) O.nblocks = num(bench_arg(a));
+    else if (!strcmp(key, "--vars")) O.nvars = num(bench_arg(a));
+    else if (!strcmp(key, "--nxb")) O.nxb = num(bench_arg(a));
+    else if (!strcmp(key, "--guard")) O.guard = num(bench_arg(a));
+    else if (!strcmp(key, "--block")) O.block = num(bench_arg(a));
+    else if (!strcmp(key, "--xfer")) O.xfer = num(bench_arg(a));
+    else if (!strcmp(key, "--segs")) O.segs = num(bench_arg(a));
+    else if (!strcmp(key, "--records")) O.records = num(bench_arg(a));
+    else if (!strcmp(key, "--recsize")) O.recsize = num(bench_arg(a));
+    else return 0;
+    return 1;
+}
+
 static void parse(int argc, char **argv)
 {
     memset(&O, 0, sizeof(O));
-    O.reps = 3;
     O.ov_x = O.ov_y = -1;
     O.guard = -1;
-    MPI_Info_create(&O.info);
-    for (int i = 1; i < argc; i++) {
-        char *a = argv[i], *val = NULL;
-        char key[64];
-        snprintf(key, sizeof(key), "%s", a);
-        char *eq = strchr(key, '=');
-        if (eq && a[0] == '-' && a[1] == '-') {
-            *eq = '\0';
-            val = a + (eq - key) + 1;
-        }
-#define ARG() (val ? val : (i + 1 < argc ? argv[++i] : (die("missing value"), "")))
-        if (!strcmp(key, "-s") || !strcmp(key, "--scenario")) O.scenario = ARG();
-        else if (!strcmp(key, "-d") || !strcmp(key, "--dir")) O.dir = ARG();
-        else if (!strcmp(key, "--reps")) O.reps = (int)num(ARG());
-        else if (!strcmp(key, "--quick")) O.quick = 1;
-        else if (!strcmp(key, "--atomic")) O.atomic = 1;
-        else if (!strcmp(key, "--mode")) O.mode = ARG();
-        else if (!strcmp(key, "--op")) O.op = ARG();
-        else if (!strcmp(key, "--method")) O.method = ARG();
-        else if (!strcmp(key, "--otpo")) O.otpo = 1;
-        else if (!strcmp(key, "--keep")) O.keep = 1;
-        else if (!strcmp(key, "-v")) O.verbose = 1;
-        else if (!strcmp(key, "--regions")) O.regions = (int)num(ARG());
-        else if (!strcmp(key, "--per-rank")) O.per_rank = num(ARG());
-        else if (!strcmp(key, "--tile")) pair(ARG(), &O.tile_x, &O.tile_y);
-        else if (!strcmp(key, "--overlap")) pair(ARG(), &O.ov_x, &O.ov_y);
-        else if (!strcmp(key, "--elem")) O.elem = num(ARG());
-        else if (!strcmp(key, "--n")) O.n = num(ARG());
-        else if (!strcmp(key, "--blocks")) O.nblocks = num(ARG());
-        else if (!strcmp(key, "--vars")) O.nvars = num(ARG());
-        else if (!strcmp(key, "--nxb")) O.nxb = num(ARG());
-        else if (!strcmp(key, "--guard")) O.guard = num(ARG());
-        else if (!strcmp(key, "--block")) O.block = num(ARG());
-        else if (!strcmp(key, "--xfer")) O.xfer = num(ARG());
-        else if (!strcmp(key, "--segs")) O.segs = num(ARG());
-        else if (!strcmp(key, "--records")) O.records = num(ARG());
-        else if (!strcmp(key, "--recsize")) O.recsize = num(ARG());
-        else if (!strcmp(key, "--hint")) {
-            char kv[256];
-            snprintf(kv, sizeof(kv), "%s", ARG());
-            char *e2 = strchr(kv, '=');
-            if (!e2) die("--hint wants key=value");
-            *e2 = '\0';
-            MPI_Info_set(O.info, kv, e2 + 1);
-        } else if (!strcmp(key, "--ds")) {
-            const char *d = ARG();
-            MPI_Info_set(O.info, "romio_ds_read", d);
-            MPI_Info_set(O.info, "romio_ds_write", d);
-        } else if (!strcmp(key, "-h") || !strcmp(key, "--help")) {
-            usage();
-            MPI_Finalize();
-            exit(0);
-        } else {
-            if (g_rank == 0) fprintf(stderr, "sfio_bench: unknown option %s\n", a);
-            usage();
-            MPI_Finalize();
-            exit(2);
-        }
-    }
+    bench_parse(argc, argv, &O.c, own_option, usage);
     if (!O.scenario) {
         usage();
         MPI_Finalize();
         exit(2);
     }
-    if (!O.dir) O.dir = getenv("NETSTORE_DIR");
-    if (!O.dir || !*O.dir) O.dir = "/tmp";
-    if (O.reps < 1) O.reps = 1;
-    if (O.reps > 64) O.reps = 64;
     set_defaults();
-}
-
-/* which io component did the library pick?  (from the MCA env, best effort) */
-static void detect_io(void)
-{
-    const char *e = getenv("OMPI_MCA_io");
-    snprintf(O.io_name, sizeof(O.io_name), "%s", e && *e ? e : "default");
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &g_np);
-    *(void **)(&g_bypass) = dlsym(RTLD_DEFAULT, "netstore_bypass");
+    bench_init(&argc, &argv, "sfio_bench");
     parse(argc, argv);
-    detect_io();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 
     char path[1024];
-    int tag = 0;
-    if (g_rank == 0) tag = (int)getpid();
-    MPI_Bcast(&tag, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    snprintf(path, sizeof(path), "%s/sfio_%s_%d.dat", O.dir, O.scenario, tag);
+    snprintf(path, sizeof(path), "%s/sfio_%s_%d.dat", O.c.dir, O.scenario, bench_tag());
     const char *s = O.scenario;
-    int do_w = strcmp(O.op, "read") != 0, do_r = strcmp(O.op, "write") != 0;
+    int do_w = strcmp(O.c.op, "read") != 0, do_r = strcmp(O.c.op, "write") != 0;
 
     if (!strcmp(s, "sharedlog") || !strcmp(s, "ordered")) {
-        for (int r = 0; r < O.reps; r++) {
+        for (int r = 0; r < O.c.reps; r++) {
             g_seed = 0x5f10be7cull + 7919ull * r;
             bench_shared(path, !strcmp(s, "ordered"), r);
         }
     } else if (!strcmp(s, "volume") && !strcmp(O.method, "master")) {
         prepare_read_file(path, (uint64_t)O.n * O.n * O.n * O.elem);
-        for (int r = 0; r < O.reps; r++) bench_volume_master(path, O.n, O.elem, r);
+        for (int r = 0; r < O.c.reps; r++) bench_volume_master(path, O.n, O.elem, r);
     } else {
         plan_t p = {0};
         if (!strcmp(s, "noncontig")) build_noncontig(&p);
@@ -1221,36 +1080,20 @@ int main(int argc, char **argv)
             return 2;
         }
         if (do_w)
-            for (int r = 0; r < O.reps; r++) {
+            for (int r = 0; r < O.c.reps; r++) {
                 g_seed = 0x5f10be7cull + 7919ull * r;
                 bench_write(&p, path, r);
             }
         if (do_r) {
             g_seed = 0x5f10be7cull + 104729ull;
             prepare_read_file(path, plan_max_end(&p));
-            for (int r = 0; r < O.reps; r++) bench_read(&p, path, r);
+            for (int r = 0; r < O.c.reps; r++) bench_read(&p, path, r);
         }
     }
-    if (!O.keep) delete_file(path);
+    if (!O.c.keep) delete_file(path);
 
-    if (g_rank == 0) {
-        for (int i = 0; i < g_nlines; i++) printf("%s\n", g_lines[i]);
-        double total = 0;
-        for (int i = 0; i < g_nseries; i++) {
-            series_t *se = &g_series[i];
-            qsort(se->sec, se->n, sizeof(double), cmp_double);
-            double med = se->n % 2 ? se->sec[se->n / 2]
-                                   : 0.5 * (se->sec[se->n / 2 - 1] + se->sec[se->n / 2]);
-            printf("SUMMARY scenario=%s op=%s np=%d reps=%d median_s=%.6f min_s=%.6f max_s=%.6f "
-                   "median_MBps=%.2f\n",
-                   O.scenario, se->op, g_np, se->n, med, se->sec[0], se->sec[se->n - 1],
-                   se->bytes / med / 1e6);
-            total += med;
-        }
-        if (O.otpo) printf("Time in seconds = %.6f\n", total);
-        fflush(stdout);
-    }
-    MPI_Info_free(&O.info);
+    bench_finish(&O.c, O.scenario);
+    MPI_Info_free(&O.c.info);
     MPI_Finalize();
     return 0;
 }

@@ -24,7 +24,6 @@
  * after a read) to show the check bites.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
@@ -35,48 +34,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define MAXD 3
 
 static struct {
-    const char *dir, *op, *mode;
-    int quick, reps, otpo, keep, verbose, ndims, coll_md;
-    long per_rank, edge;
-    MPI_Info info;
-    char io_name[32];
+    bench_opts_t c; /* dir, op, mode, quick, reps, otpo, keep, verbose, per_rank, info */
+    int ndims, coll_md;
+    long edge;
 } O;
 
-static int g_rank, g_np;
-static void (*g_bypass)(int);
 static char g_path[1024];
 
-static void bypass(int on)
-{
-    if (g_bypass) g_bypass(on);
-}
-
-static void die(const char *msg)
-{
-    if (g_rank == 0) fprintf(stderr, "sfio_h5bench: %s\n", msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    exit(2);
-}
-
-#define H5CHK(call)                                                                   \
-    do {                                                                              \
-        if ((call) < 0) {                                                             \
-            fprintf(stderr, "sfio_h5bench[%d]: %s failed (line %d)\n", g_rank, #call, \
-                    __LINE__);                                                        \
-            MPI_Abort(MPI_COMM_WORLD, 4);                                             \
-        }                                                                             \
+#define H5CHK(call)                                                         \
+    do {                                                                    \
+        if ((call) < 0) bench_fail("%s failed (line %d)", #call, __LINE__); \
     } while (0)
-
-static inline uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 /* value of the element at global linear index g for pattern `seed` */
 static inline uint64_t value_of(uint64_t seed, uint64_t g)
@@ -102,7 +75,7 @@ static void make_geom(geom_t *g)
     MPI_Comm_free(&cart);
     long b = O.edge;
     if (b <= 0) {
-        double elems = (double)O.per_rank / sizeof(uint64_t);
+        double elems = (double)O.c.per_rank / sizeof(uint64_t);
         b = (long)floor(pow(elems, 1.0 / g->nd) + 1e-9);
         if (b < 1) b = 1;
     }
@@ -133,12 +106,6 @@ static void fill(const geom_t *g, uint64_t seed, uint64_t *buf)
     for (uint64_t i = 0; i < g->nelem; i++) buf[i] = value_of(seed, global_index(g, i));
 }
 
-static int want_corrupt(void)
-{
-    const char *s = getenv("BENCH_CORRUPT");
-    return s && *s && strcmp(s, "0") != 0;
-}
-
 /* first wrong element of buf, or -1 */
 static long long check_buf(const geom_t *g, uint64_t seed, const uint64_t *buf)
 {
@@ -149,11 +116,7 @@ static long long check_buf(const geom_t *g, uint64_t seed, const uint64_t *buf)
 
 static void refuse(const char *op, const char *why)
 {
-    if (g_rank == 0 && !O.keep && g_path[0]) {
-        bypass(1);
-        unlink(g_path);
-        bypass(0);
-    }
+    if (!O.c.keep && g_path[0]) unlink_rank0(g_path);
     if (g_rank == 0) {
         printf("VERIFY FAILED scenario=hdf5 op=%s np=%d: %s; refusing to report\n", op, g_np,
                why);
@@ -179,7 +142,7 @@ static hid_t fapl_mpio(void)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5CHK(fapl);
-    H5CHK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, O.info));
+    H5CHK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, O.c.info));
     if (O.coll_md) {
 #if H5_VERSION_GE(1, 10, 0)
         H5CHK(H5Pset_all_coll_metadata_ops(fapl, 1));
@@ -214,7 +177,7 @@ static const char *check_collective(hid_t dxpl, const char *op)
     H5D_mpio_actual_io_mode_t m = H5D_MPIO_NO_COLLECTIVE;
     H5CHK(H5Pget_mpio_actual_io_mode(dxpl, &m));
     const char *name = io_mode_name(m);
-    if (strcmp(O.mode, "coll") == 0 && strcmp(name, "coll") != 0) {
+    if (strcmp(O.c.mode, "coll") == 0 && strcmp(name, "coll") != 0) {
         uint32_t loc = 0, glob = 0;
         H5Pget_mpio_no_collective_cause(dxpl, &loc, &glob);
         char why[160];
@@ -227,18 +190,6 @@ static const char *check_collective(hid_t dxpl, const char *op)
     return name;
 }
 
-typedef struct {
-    double sec[64];
-    int n;
-    const char *op;
-    double bytes;
-} series_t;
-
-static series_t g_series[2];
-static int g_nseries;
-static char g_lines[128][384];
-static int g_nlines;
-
 static void report(const char *op, int rep, double bytes, double sec, const char *h5io,
                    const geom_t *g)
 {
@@ -250,23 +201,10 @@ static void report(const char *op, int rep, double bytes, double sec, const char
     else
         snprintf(dims, sizeof(dims), "%llux%llu", (unsigned long long)g->gdim[0],
                  (unsigned long long)g->gdim[1]);
-    snprintf(g_lines[g_nlines++], sizeof(g_lines[0]),
-             "RESULT scenario=hdf5 op=%s np=%d rep=%d bytes=%.0f seconds=%.6f MBps=%.2f "
-             "verified=1 serial=1 atomic=0 mode=%s io=%s h5io=%s dims=%s",
-             op, g_np, rep, bytes, sec, bytes / sec / 1e6, O.mode, O.io_name, h5io, dims);
-    series_t *s = NULL;
-    for (int i = 0; i < g_nseries; i++)
-        if (strcmp(g_series[i].op, op) == 0) s = &g_series[i];
-    if (!s) {
-        s = &g_series[g_nseries++];
-        s->op = op;
-        s->n = 0;
-    }
-    if (s->n < 64) s->sec[s->n++] = sec;
-    s->bytes = bytes;
-    if (O.verbose)
-        fprintf(stderr, "  [hdf5] %s rep %d: %.3f s %.1f MB/s (%s)\n", op, rep, sec,
-                bytes / sec / 1e6, h5io);
+    char extra[128], vnote[32];
+    snprintf(extra, sizeof(extra), " h5io=%s dims=%s", h5io, dims);
+    snprintf(vnote, sizeof(vnote), " (%s)", h5io);
+    bench_report(&O.c, "hdf5", op, rep, bytes, sec, 1, 0, extra, vnote);
 }
 
 /* write the dataset (collective or independent transfer); returns seconds
@@ -322,7 +260,7 @@ static double h5_read(const char *path, const geom_t *g, uint64_t *buf, const ch
     H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, g->start, NULL, g->count, NULL));
     hid_t ms = H5Screate_simple(g->nd, g->count, NULL);
     H5CHK(ms);
-    int collective = strcmp(O.mode, "coll") == 0;
+    int collective = strcmp(O.c.mode, "coll") == 0;
     hid_t dxpl = dxpl_of(collective);
     H5CHK(H5Dread(ds, H5T_NATIVE_UINT64, ms, fs, dxpl, buf));
     *h5io = collective ? check_collective(dxpl, "read") : "indep";
@@ -349,17 +287,9 @@ static int verify_file(const char *path, const geom_t *g, haddr_t off, uint64_t 
         bad = 1;
     }
     bypass(1);
-    if (!bad && may_corrupt && want_corrupt() && g_rank == 0) {
+    if (!bad && may_corrupt && want_corrupt() && g_rank == 0)
         /* flip a byte of rank 0's first element in the file */
-        int fd = open(path, O_RDWR);
-        unsigned char c = 0;
-        off_t at = (off_t)(off + global_index(g, 0) * sizeof(uint64_t));
-        if (fd >= 0 && pread(fd, &c, 1, at) == 1) {
-            c ^= 0x5a;
-            if (pwrite(fd, &c, 1, at) != 1) perror("corrupt");
-        }
-        if (fd >= 0) close(fd);
-    }
+        flip_file_byte(path, off + global_index(g, 0) * sizeof(uint64_t));
     MPI_Barrier(MPI_COMM_WORLD);
     int fd = bad ? -1 : open(path, O_RDONLY);
     if (!bad && fd < 0) {
@@ -416,117 +346,54 @@ static void usage(void)
            "env: BENCH_CORRUPT=1 flips a byte before verification (the run must refuse)\n");
 }
 
-static long num(const char *s)
+/* sfio_h5bench's own options (bench_parse has the common ones) */
+static int own_option(const char *key, bench_args_t *a)
 {
-    char *e;
-    double v = strtod(s, &e);
-    if (*e == 'k' || *e == 'K') v *= 1024;
-    else if (*e == 'm' || *e == 'M') v *= 1024 * 1024;
-    else if (*e == 'g' || *e == 'G') v *= 1024.0 * 1024 * 1024;
-    return (long)v;
+    if (!strcmp(key, "-s") || !strcmp(key, "--scenario")) {
+        const char *s = bench_arg(a);
+        if (strcmp(s, "hdf5") != 0) die("the only scenario of sfio_h5bench is hdf5");
+    } else if (!strcmp(key, "--ndims")) O.ndims = (int)num(bench_arg(a));
+    else if (!strcmp(key, "--edge")) O.edge = num(bench_arg(a));
+    else if (!strcmp(key, "--coll-md")) O.coll_md = 1;
+    else return 0;
+    return 1;
 }
 
 static void parse(int argc, char **argv)
 {
     memset(&O, 0, sizeof(O));
-    O.reps = 3;
     O.ndims = 3;
-    MPI_Info_create(&O.info);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = NULL;
-        char key[64];
-        snprintf(key, sizeof(key), "%s", a);
-        char *eq = strchr(key, '=');
-        if (eq && a[0] == '-' && a[1] == '-') {
-            *eq = '\0';
-            val = a + (eq - key) + 1;
-        }
-#define ARG() (val ? val : (i + 1 < argc ? argv[++i] : (die("missing value"), "")))
-        if (!strcmp(key, "-s") || !strcmp(key, "--scenario")) {
-            const char *s = ARG();
-            if (strcmp(s, "hdf5") != 0) die("the only scenario of sfio_h5bench is hdf5");
-        } else if (!strcmp(key, "-d") || !strcmp(key, "--dir")) O.dir = ARG();
-        else if (!strcmp(key, "--reps")) O.reps = (int)num(ARG());
-        else if (!strcmp(key, "--quick")) O.quick = 1;
-        else if (!strcmp(key, "--op")) O.op = ARG();
-        else if (!strcmp(key, "--mode")) O.mode = ARG();
-        else if (!strcmp(key, "--ndims")) O.ndims = (int)num(ARG());
-        else if (!strcmp(key, "--per-rank")) O.per_rank = num(ARG());
-        else if (!strcmp(key, "--edge")) O.edge = num(ARG());
-        else if (!strcmp(key, "--coll-md")) O.coll_md = 1;
-        else if (!strcmp(key, "--otpo")) O.otpo = 1;
-        else if (!strcmp(key, "--keep")) O.keep = 1;
-        else if (!strcmp(key, "-v")) O.verbose = 1;
-        else if (!strcmp(key, "--hint")) {
-            char kv[256];
-            snprintf(kv, sizeof(kv), "%s", ARG());
-            char *e2 = strchr(kv, '=');
-            if (!e2) die("--hint wants key=value");
-            *e2 = '\0';
-            MPI_Info_set(O.info, kv, e2 + 1);
-        } else if (!strcmp(key, "--ds")) {
-            const char *d = ARG();
-            MPI_Info_set(O.info, "romio_ds_read", d);
-            MPI_Info_set(O.info, "romio_ds_write", d);
-        } else if (!strcmp(key, "-h") || !strcmp(key, "--help")) {
-            usage();
-            MPI_Finalize();
-            exit(0);
-        } else {
-            if (g_rank == 0) fprintf(stderr, "sfio_h5bench: unknown option %s\n", a);
-            usage();
-            MPI_Finalize();
-            exit(2);
-        }
-    }
-    if (!O.dir) O.dir = getenv("NETSTORE_DIR");
-    if (!O.dir || !*O.dir) O.dir = "/tmp";
-    if (!O.op) O.op = "both";
-    if (!O.mode) O.mode = "coll";
-    if (strcmp(O.mode, "coll") && strcmp(O.mode, "indep")) die("--mode coll|indep");
-    if (strcmp(O.op, "write") && strcmp(O.op, "read") && strcmp(O.op, "both"))
+    bench_parse(argc, argv, &O.c, own_option, usage);
+    if (!O.c.op) O.c.op = "both";
+    if (!O.c.mode) O.c.mode = "coll";
+    if (strcmp(O.c.mode, "coll") && strcmp(O.c.mode, "indep")) die("--mode coll|indep");
+    if (strcmp(O.c.op, "write") && strcmp(O.c.op, "read") && strcmp(O.c.op, "both"))
         die("--op write|read|both");
     if (O.ndims != 2 && O.ndims != 3) die("--ndims 2|3");
-    if (O.reps < 1) O.reps = 1;
-    if (O.reps > 64) O.reps = 64;
-    if (!O.per_rank) O.per_rank = O.quick ? 2L << 20 : 32L << 20;
-    const char *e = getenv("OMPI_MCA_io");
-    snprintf(O.io_name, sizeof(O.io_name), "%s", e && *e ? e : "default");
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    if (!O.c.per_rank) O.c.per_rank = O.c.quick ? 2L << 20 : 32L << 20;
 }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &g_np);
-    *(void **)(&g_bypass) = dlsym(RTLD_DEFAULT, "netstore_bypass");
+    bench_init(&argc, &argv, "sfio_h5bench");
     parse(argc, argv);
 
     char *path = g_path;
-    int tag = 0;
-    if (g_rank == 0) tag = (int)getpid();
-    MPI_Bcast(&tag, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    snprintf(g_path, sizeof(g_path), "%s/sfio_hdf5_%d.h5", O.dir, tag);
+    snprintf(g_path, sizeof(g_path), "%s/sfio_hdf5_%d.h5", O.c.dir, bench_tag());
 
     geom_t g;
     make_geom(&g);
     double bytes = (double)g.nelem * sizeof(uint64_t) * g_np;
     uint64_t *buf = malloc(g.nelem * sizeof(uint64_t));
     if (!buf) die("out of memory");
-    int do_w = strcmp(O.op, "read") != 0, do_r = strcmp(O.op, "write") != 0;
-    int collective = strcmp(O.mode, "coll") == 0;
+    int do_w = strcmp(O.c.op, "read") != 0, do_r = strcmp(O.c.op, "write") != 0;
+    int collective = strcmp(O.c.mode, "coll") == 0;
     char why[256];
     const char *h5io;
     haddr_t off;
 
     if (do_w)
-        for (int r = 0; r < O.reps; r++) {
+        for (int r = 0; r < O.c.reps; r++) {
             uint64_t seed = 1 + (uint64_t)r;
             fill(&g, seed, buf);
             double sec = h5_write(path, &g, buf, collective, &off, &h5io);
@@ -546,7 +413,7 @@ int main(int argc, char **argv)
             snprintf(why + strlen(why), sizeof(why) - strlen(why), " (preparing the input)");
             refuse("read", why);
         }
-        for (int r = 0; r < O.reps; r++) {
+        for (int r = 0; r < O.c.reps; r++) {
             memset(buf, 0, g.nelem * sizeof(uint64_t));
             double sec = h5_read(path, &g, buf, &h5io);
             if (want_corrupt() && g_rank == 0) ((unsigned char *)buf)[0] ^= 0x5a;
@@ -560,30 +427,10 @@ int main(int argc, char **argv)
         }
     }
     free(buf);
-    if (!O.keep && g_rank == 0) {
-        bypass(1);
-        unlink(path);
-        bypass(0);
-    }
+    if (!O.c.keep) unlink_rank0(path);
 
-    if (g_rank == 0) {
-        for (int i = 0; i < g_nlines; i++) printf("%s\n", g_lines[i]);
-        double total = 0;
-        for (int i = 0; i < g_nseries; i++) {
-            series_t *se = &g_series[i];
-            qsort(se->sec, se->n, sizeof(double), cmp_double);
-            double med = se->n % 2 ? se->sec[se->n / 2]
-                                   : 0.5 * (se->sec[se->n / 2 - 1] + se->sec[se->n / 2]);
-            printf("SUMMARY scenario=hdf5 op=%s np=%d reps=%d median_s=%.6f min_s=%.6f "
-                   "max_s=%.6f median_MBps=%.2f\n",
-                   se->op, g_np, se->n, med, se->sec[0], se->sec[se->n - 1],
-                   se->bytes / med / 1e6);
-            total += med;
-        }
-        if (O.otpo) printf("Time in seconds = %.6f\n", total);
-        fflush(stdout);
-    }
-    MPI_Info_free(&O.info);
+    bench_finish(&O.c, "hdf5");
+    MPI_Info_free(&O.c.info);
     MPI_Finalize();
     return 0;
 }
