@@ -303,6 +303,79 @@ START_TEST(test_too_complex)
 }
 END_TEST
 
+/* defer() keeps the views (owning them) and drops the old result; resolve()
+ * computes exactly what compute() would, once; a view set too complex to
+ * intersect resolves to "unknown" (all shared); destroy() frees pending
+ * views that were never resolved. */
+static view_t *heap_views(const view_t *v, size_t n, range_t **mem_p)
+{
+    size_t total = 0, at = 0, i;
+    view_t *out = malloc(n * sizeof(*out));
+    for (i = 0; i < n; i++) {
+        total += v[i].nblocks;
+    }
+    *mem_p = malloc((total ? total : 1) * sizeof(range_t));
+    ck_assert(NULL != out && NULL != *mem_p);
+    for (i = 0; i < n; i++) {
+        memcpy(*mem_p + at, v[i].blocks, v[i].nblocks * sizeof(range_t));
+        out[i] = v[i];
+        out[i].blocks = *mem_p + at;
+        at += v[i].nblocks;
+    }
+    return out;
+}
+
+START_TEST(test_defer_resolve)
+{
+    const range_t b0[] = { { 0, 5 } }, b1[] = { { 3, 6 } }, b2[] = { { 8, 4 } };
+    const view_t v[] = { { 0, b0, 1, 12 }, { 0, b1, 1, 12 }, { 0, b2, 1, 12 } };
+    const range_t one[] = { { 0, 1 } };
+    const view_t hard[] = { { 0, one, 1, 1000003 }, { 0, one, 1, 999983 } };
+    objects_t o, ref;
+    range_t *mem;
+    view_t *hv;
+
+    mca_common_sfio_objects_init(&o);
+    mca_common_sfio_objects_init(&ref);
+    ck_assert(!mca_common_sfio_objects_pending(&o));
+    ck_assert_int_eq(mca_common_sfio_objects_resolve(&o), 0);   /* nothing pending */
+    ck_assert(!o.valid);
+
+    /* an earlier result is dropped by defer(): until resolve, all shared */
+    ck_assert_int_eq(mca_common_sfio_objects_compute(v, 2, 0, &o), 0);
+    ck_assert(o.valid);
+    hv = heap_views(v, 3, &mem);
+    mca_common_sfio_objects_defer(&o, hv, 3, mem, 0);
+    ck_assert(mca_common_sfio_objects_pending(&o));
+    ck_assert(!o.valid);
+    ck_assert_int_eq(class_of(&o, 0), SHRD);
+    ck_assert_int_eq(mca_common_sfio_objects_resolve(&o), 0);
+    ck_assert(!mca_common_sfio_objects_pending(&o));
+    VERIFY(&o);
+    ck_assert_int_eq(mca_common_sfio_objects_compute(v, 3, 0, &ref), 0);
+    ck_assert_uint_eq(o.period, ref.period);
+    expect_list(&o.period_private, ref.period_private.ranges, ref.period_private.count);
+    expect_list(&o.period_shared, ref.period_shared.ranges, ref.period_shared.count);
+    ck_assert_int_eq(mca_common_sfio_objects_resolve(&o), 0);   /* once */
+    ck_assert(o.valid);
+
+    /* too complex: resolve reports it and leaves the objects unknown */
+    hv = heap_views(hard, 2, &mem);
+    mca_common_sfio_objects_defer(&o, hv, 2, mem, 0);
+    ck_assert_int_eq(mca_common_sfio_objects_resolve(&o), -E2BIG);
+    ck_assert(!o.valid);
+    ck_assert(!mca_common_sfio_objects_pending(&o));
+    VERIFY(&o);
+
+    /* never resolved: destroy frees the pending views (valgrind/ASan) */
+    hv = heap_views(v, 3, &mem);
+    mca_common_sfio_objects_defer(&o, hv, 3, mem, 0);
+    mca_common_sfio_objects_destroy(&o);
+    ck_assert(!mca_common_sfio_objects_pending(&o));
+    mca_common_sfio_objects_destroy(&ref);
+}
+END_TEST
+
 START_TEST(test_bad_and_empty)
 {
     const range_t b[] = { { 0, 4 } }, z[] = { { 5, 0 } };
@@ -506,6 +579,7 @@ static Suite *objects_suite(void)
     tcase_add_test(tc, test_self_overlap_counts_once);
     tcase_add_test(tc, test_dense_views);
     tcase_add_test(tc, test_too_complex);
+    tcase_add_test(tc, test_defer_resolve);
     tcase_add_test(tc, test_bad_and_empty);
     tcase_add_test(tc, test_flash_all_private);
     suite_add_tcase(s, tc);

@@ -37,6 +37,10 @@ void mca_common_sfio_objects_init(objects_t *obj)
     mca_common_sfio_rangelist_init(&obj->prefix_shared);
     mca_common_sfio_rangelist_init(&obj->period_private);
     mca_common_sfio_rangelist_init(&obj->period_shared);
+    obj->pending_views = NULL;
+    obj->pending_blocks = NULL;
+    obj->pending_nviews = 0;
+    obj->pending_max_ranges = 0;
 }
 
 void mca_common_sfio_objects_destroy(objects_t *obj)
@@ -45,7 +49,45 @@ void mca_common_sfio_objects_destroy(objects_t *obj)
     mca_common_sfio_rangelist_destroy(&obj->prefix_shared);
     mca_common_sfio_rangelist_destroy(&obj->period_private);
     mca_common_sfio_rangelist_destroy(&obj->period_shared);
+    free(obj->pending_views);
+    free(obj->pending_blocks);
     mca_common_sfio_objects_init(obj);
+}
+
+void mca_common_sfio_objects_defer(objects_t *obj, mca_common_sfio_view_t *views, size_t nviews,
+                                   void *blocks_mem, size_t max_ranges)
+{
+    mca_common_sfio_objects_destroy(obj);
+    obj->pending_views = views;
+    obj->pending_blocks = blocks_mem;
+    obj->pending_nviews = nviews;
+    obj->pending_max_ranges = max_ranges;
+}
+
+bool mca_common_sfio_objects_pending(const objects_t *obj)
+{
+    return NULL != obj->pending_views;
+}
+
+int mca_common_sfio_objects_resolve(objects_t *obj)
+{
+    mca_common_sfio_view_t *views = obj->pending_views;
+    void *mem = obj->pending_blocks;
+    int rc;
+    if (NULL == views) {
+        return 0;
+    }
+    obj->pending_views = NULL;
+    obj->pending_blocks = NULL;
+    rc = mca_common_sfio_objects_compute(views, obj->pending_nviews, obj->pending_max_ranges, obj);
+    obj->pending_nviews = 0;
+    obj->pending_max_ranges = 0;
+    free(views);
+    free(mem);
+    if (0 != rc) {
+        mca_common_sfio_objects_destroy(obj);
+    }
+    return rc;
 }
 
 /* ---- compute ----------------------------------------------------------- */

@@ -53,6 +53,13 @@ typedef struct mca_common_sfio_objects_t {
     mca_common_sfio_rangelist_t prefix_shared;
     mca_common_sfio_rangelist_t period_private;     /* relative to S, in [0, P) */
     mca_common_sfio_rangelist_t period_shared;
+    /* Views handed to defer() and not yet computed (owned): the
+     * computation runs at the first resolve(), i.e. only when an access
+     * needs the objects (atomic mode), not at every set_view. */
+    mca_common_sfio_view_t *pending_views;
+    void *pending_blocks;       /* memory the pending views' blocks point into */
+    size_t pending_nviews;
+    size_t pending_max_ranges;
 } mca_common_sfio_objects_t;
 
 /* Empty, invalid result: every byte is classified shared.  Cannot fail. */
@@ -71,6 +78,26 @@ void mca_common_sfio_objects_destroy(mca_common_sfio_objects_t *obj);
  */
 int mca_common_sfio_objects_compute(const mca_common_sfio_view_t *views, size_t nviews,
                                     size_t max_ranges, mca_common_sfio_objects_t *obj_p);
+
+/*
+ * Like compute(), later: obj takes ownership of views[0..nviews) (malloc'ed)
+ * and of blocks_mem (malloc'ed, what the views' blocks point into) and
+ * computes them at the next resolve().  The old result is dropped now: until
+ * resolve() runs, obj is invalid (every byte shared).  Cannot fail.
+ */
+void mca_common_sfio_objects_defer(mca_common_sfio_objects_t *obj,
+                                   mca_common_sfio_view_t *views, size_t nviews,
+                                   void *blocks_mem, size_t max_ranges);
+
+/* True when defer()ed views wait for resolve(). */
+bool mca_common_sfio_objects_pending(const mca_common_sfio_objects_t *obj);
+
+/*
+ * Compute defer()ed views, if any, and free them.  Returns 0 when nothing
+ * was pending or the computation succeeded, else compute()'s error, in which
+ * case obj is left invalid (every byte shared), as after init().
+ */
+int mca_common_sfio_objects_resolve(mca_common_sfio_objects_t *obj);
 
 /* Class of file byte `offset`.  O(log n).  Returns 0. */
 int mca_common_sfio_objects_class_at(const mca_common_sfio_objects_t *obj, uint64_t offset,

@@ -781,12 +781,13 @@ static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
                                   : strerror(f->store_errno))
 
     *path_p = (mca_common_sfio_async_path_t) {
-        .store = store, .atomic = false, .lockmode = 0,
-        .objects = NULL != f ? mca_common_sfio_file_objects(f) : hook_objects(fh),
+        .store = store, .atomic = false, .lockmode = 0, .objects = NULL,
     };
     if (!fh->f_atomicity) {
         return 0;   /* the store, if any, still overlays unfolded versions */
     }
+    /* only atomic accesses split private from shared bytes */
+    path_p->objects = NULL != f ? mca_common_sfio_file_objects(f) : hook_objects(fh);
     if ((fh->f_amode & MPI_MODE_RDONLY) &&
         (MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode)) {
         /* Atomicity binds the accesses of the group that opened the file
@@ -1144,16 +1145,12 @@ static int compute_objects(ompio_file_t *fh, mca_common_sfio_objects_t *objects,
                 .nblocks = (size_t) counts[r] / 2,
             };
         }
-        /* Pure and deterministic: every rank derives the same objects. */
-        int orc = mca_common_sfio_objects_compute(views, (size_t) n, max_ranges,
-                                                  objects);
-        if (0 != orc) {
-            opal_output_verbose(1, mca_common_sfio_output,
-                                "sfio: views too complex to intersect (%s): every byte is shared",
-                                strerror(-orc));
-            mca_common_sfio_objects_destroy(objects);
-            mca_common_sfio_objects_init(objects);
-        }
+        /* Pure and deterministic: every rank derives the same objects, at
+         * the first access that needs them (objects_resolve), so that a
+         * file never written in atomic mode pays only this allgather. */
+        mca_common_sfio_objects_defer(objects, views, (size_t) n, blocks, max_ranges);
+        views = NULL;
+        blocks = NULL;
     }
     free(counts);
     free(displs);
@@ -1221,10 +1218,23 @@ void mca_common_sfio_hooks_release(ompio_file_t *fh)
     }
 }
 
+/* The objects, computed now if set_view deferred them; NULL when unknown
+ * (every byte shared).  Called under OMPIO's per-file serialisation. */
+static const mca_common_sfio_objects_t *resolved_objects(mca_common_sfio_objects_t *objects)
+{
+    int orc = mca_common_sfio_objects_resolve(objects);
+    if (0 != orc) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: views too complex to intersect (%s): every byte is shared",
+                            strerror(-orc));
+    }
+    return objects->valid ? objects : NULL;
+}
+
 static const mca_common_sfio_objects_t *hook_objects(const ompio_file_t *fh)
 {
     sfio_hooks_t *h = hooks_of(fh);
-    return (NULL != h && h->objects.valid) ? &h->objects : NULL;
+    return NULL != h ? resolved_objects(&h->objects) : NULL;
 }
 
 static mca_common_sfio_pcache_t *hook_pcache(const ompio_file_t *fh)
@@ -1469,7 +1479,7 @@ int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh)
     return OMPI_SUCCESS;
 }
 
-const mca_common_sfio_objects_t *mca_common_sfio_file_objects(const mca_common_sfio_file_t *f)
+const mca_common_sfio_objects_t *mca_common_sfio_file_objects(mca_common_sfio_file_t *f)
 {
-    return (NULL != f && f->private_objects && f->objects.valid) ? &f->objects : NULL;
+    return (NULL != f && f->private_objects) ? resolved_objects(&f->objects) : NULL;
 }

@@ -74,7 +74,7 @@ int mca_common_sfio_pcache_flush(ompio_file_t *fh, mca_common_sfio_pcache_t *pc)
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);
 
 /* The seed 004 objects in force for f's writes, or NULL (all shared). */
-const mca_common_sfio_objects_t *mca_common_sfio_file_objects(const mca_common_sfio_file_t *f);
+const mca_common_sfio_objects_t *mca_common_sfio_file_objects(mca_common_sfio_file_t *f);
 
 /* Options of fs open. */
 typedef struct mca_common_sfio_fs_options_t {
