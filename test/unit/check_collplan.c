@@ -386,6 +386,57 @@ START_TEST(cuts_bound_cycles)
 }
 END_TEST
 
+/* order_disjoint against a plain insertion sort by (offset, index) and a
+ * byte map of overlaps, on inputs made of several ascending sequences (as
+ * senders deliver them), fully random ones, ties and empty pieces. */
+START_TEST(order_disjoint_against_reference)
+{
+    for (int round = 0; round < 3000; ++round) {
+        size_t n = rnd() % 70;
+        mca_common_sfio_coll_piece_t p[70];
+        size_t order[70], tmp[70], ref[70];
+        int mode = (int) (rnd() % 3);
+        uint64_t off = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (0 == mode) {            /* ascending sequences, disjoint */
+                if (rnd() % 8 == 0) {
+                    off = rnd() % 64;
+                }
+                p[i].off = off * 16 + (rnd() % 2) * 1024;
+                p[i].len = rnd() % 17;
+                off += 2;
+            } else {                    /* random, ties and overlaps likely */
+                p[i].off = rnd() % (mode == 1 ? 40 : 4000);
+                p[i].len = rnd() % 12;
+            }
+        }
+        for (size_t i = 0; i < n; ++i) {
+            size_t j = i;
+            while (j > 0 && p[ref[j - 1]].off > p[i].off) {
+                ref[j] = ref[j - 1];
+                --j;
+            }
+            ref[j] = i;
+        }
+        unsigned char cover[5200];
+        memset(cover, 0, sizeof(cover));
+        bool disjoint = true;
+        for (size_t i = 0; i < n; ++i) {
+            for (uint64_t b = p[i].off; b < p[i].off + p[i].len; ++b) {
+                if (cover[b]++) {
+                    disjoint = false;
+                }
+            }
+        }
+        bool got = mca_common_sfio_coll_order_disjoint(p, n, order, tmp);
+        ck_assert_int_eq(got, disjoint);
+        for (size_t i = 0; i < n; ++i) {
+            ck_assert_uint_eq(order[i], ref[i]);
+        }
+    }
+}
+END_TEST
+
 START_TEST(union_against_bitmap)
 {
     enum { N = 4096 };
@@ -444,6 +495,7 @@ static Suite *suite(void)
     tcase_add_test(t, domains_cover_and_align);
     tcase_add_test(t, cuts_bound_cycles);
     tcase_add_test(t, union_against_bitmap);
+    tcase_add_test(t, order_disjoint_against_reference);
     tcase_add_test(t, reads_alone_by_extent_ratio);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);

@@ -486,6 +486,69 @@ size_t mca_common_sfio_coll_union(mca_common_sfio_coll_piece_t *p, size_t n, uin
     return m;
 }
 
+static bool piece_before(const mca_common_sfio_coll_piece_t *p, size_t x, size_t y)
+{
+    return p[x].off < p[y].off || (p[x].off == p[y].off && x < y);
+}
+
+bool mca_common_sfio_coll_order_disjoint(const mca_common_sfio_coll_piece_t *p, size_t n,
+                                         size_t *order_p, size_t *tmp)
+{
+    for (size_t i = 0; i < n; ++i) {
+        order_p[i] = i;
+    }
+    /* Bottom-up merges of the ascending runs found in the input. */
+    size_t *src = order_p, *dst = tmp;
+    for (;;) {
+        size_t runs = 0, i = 0, out = 0;
+        while (i < n) {
+            size_t a = i, b;
+            for (b = a + 1; b < n && !piece_before(p, src[b], src[b - 1]); ++b) {
+            }
+            size_t c = b;
+            if (b < n) {
+                for (c = b + 1; c < n && !piece_before(p, src[c], src[c - 1]); ++c) {
+                }
+            }
+            size_t x = a, y = b;
+            while (x < b && y < c) {
+                dst[out++] = piece_before(p, src[y], src[x]) ? src[y++] : src[x++];
+            }
+            while (x < b) {
+                dst[out++] = src[x++];
+            }
+            while (y < c) {
+                dst[out++] = src[y++];
+            }
+            runs++;
+            i = c;
+        }
+        size_t *t = src;
+        src = dst;
+        dst = t;
+        if (runs <= 1) {
+            break;
+        }
+    }
+    if (src != order_p) {
+        memcpy(order_p, src, n * sizeof(*order_p));
+    }
+    uint64_t end = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+        const mca_common_sfio_coll_piece_t *x = &p[order_p[i]];
+        if (0 == x->len) {
+            continue;
+        }
+        if (any && x->off < end) {
+            return false;
+        }
+        end = x->off + x->len;
+        any = true;
+    }
+    return true;
+}
+
 long mca_common_sfio_coll_run_of(const mca_common_sfio_coll_piece_t *runs, size_t n,
                                  uint64_t off)
 {

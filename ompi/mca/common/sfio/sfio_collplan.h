@@ -190,6 +190,14 @@ int mca_common_sfio_coll_cycle_of(const uint64_t *cuts, int ncyc, uint64_t off);
 size_t mca_common_sfio_coll_union(mca_common_sfio_coll_piece_t *p, size_t n, uint64_t max_gap,
                                   mca_common_sfio_coll_piece_t *runs_p);
 
+/* Order of pieces p[0..n) by offset: order_p[0..n) gets their indices,
+ * pieces at one offset in index order (stable).  tmp needs n entries.
+ * Natural merge sort: O(n log r) for pieces that come as r ascending
+ * sequences (one per sender, usually).  Returns true when no two non-empty
+ * pieces overlap, i.e. they can be written as they are, in that order. */
+bool mca_common_sfio_coll_order_disjoint(const mca_common_sfio_coll_piece_t *p, size_t n,
+                                         size_t *order_p, size_t *tmp);
+
 /* Index of the run holding off (runs from _union), or -1. */
 long mca_common_sfio_coll_run_of(const mca_common_sfio_coll_piece_t *runs, size_t n,
                                  uint64_t off);

@@ -255,6 +255,8 @@ typedef struct {
     size_t ucap, apcap, runcap;
     apiece_t *ap;
     mca_common_sfio_coll_piece_t *runs;
+    size_t *order;                  /* write_disjoint: 2 * ordcap entries */
+    size_t ordcap;
 } plan_t;
 
 /* True once every request of the set completed; then frees them and keeps
@@ -660,6 +662,57 @@ static ssize_t fbtl_call(ompio_file_t *fh, int rw, mca_common_ompio_io_array_t *
     return got;
 }
 
+/* An fbtl call failed: said once, kept for the closing agreement. */
+static void io_failed(plan_t *p)
+{
+    if (OMPI_SUCCESS == p->lrc) {
+        mca_common_sfio_show_help("io-error", true, "fcoll/adaptive", p->rw ? "read" : "write",
+                                  p->fh->f_filename ? p->fh->f_filename : "", "fbtl call failed");
+        p->lrc = MPI_ERR_IO;
+    }
+}
+
+/* Write side of aggregate_cycle for the m pieces in p->ap / p->runs (rank
+ * order) when no two overlap: one fbtl call over the pieces in offset
+ * order, straight from the receive buffer.  Returns 1 when they overlap
+ * (the caller builds their union, where rank order wins), else 0 or an
+ * error. */
+static int write_disjoint(plan_t *p, size_t m)
+{
+    if (m > p->ordcap) {
+        size_t *o = realloc(p->order, 2 * m * sizeof(size_t));
+        if (NULL == o) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        p->order = o;
+        p->ordcap = m;
+    }
+    if (!mca_common_sfio_coll_order_disjoint(p->runs, m, p->order, p->order + m)) {
+        return 1;
+    }
+    mca_common_ompio_io_array_t *io = malloc(m * sizeof(*io));
+    if (NULL == io) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int n = 0;
+    for (size_t i = 0; i < m; ++i) {
+        const apiece_t *x = &p->ap[p->order[i]];
+        if (0 == x->len) {
+            continue;
+        }
+        io[n].memory_address = x->data;
+        io[n].offset = (IOVBASE_TYPE *) (intptr_t) x->off;
+        io[n].length = (size_t) x->len;
+        n++;
+    }
+    ssize_t got = n > 0 ? fbtl_call(p->fh, 0, io, n, false) : 0;
+    free(io);
+    if (got < 0) {
+        io_failed(p);
+    }
+    return OMPI_SUCCESS;
+}
+
 /* The aggregator's side of cycle c once its messages are in: write the
  * union of the pieces (rank order wins overlaps), or read it and answer.
  * An I/O error is kept in p->lrc and the protocol goes on (a read answers
@@ -715,6 +768,15 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c)
         }
         at += 16 * np + (p->rw ? 0 : cnt_nb(p, q, c));
     }
+    ompio_file_t *fh = p->fh;
+    if (!p->rw) {
+        /* Disjoint pieces (the usual case) go to the file from where they
+         * arrived: no union buffer, no copy.  The fbtl joins neighbours. */
+        int drc = write_disjoint(p, m);
+        if (drc <= 0) {
+            return drc;
+        }
+    }
     size_t nruns = mca_common_sfio_coll_union(*runs, m, p->rw ? p->opt->read_max_gap : 0, *runs);
     /* Buffer positions of the runs. */
     size_t total = 0;
@@ -739,7 +801,6 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c)
         io[r].length = (size_t) (*runs)[r].len;
         pos += (size_t) (*runs)[r].len;
     }
-    ompio_file_t *fh = p->fh;
     if (!p->rw) {
         for (size_t i = 0; i < m; ++i) {
             long r = mca_common_sfio_coll_run_of(*runs, nruns, (*ap)[i].off);
@@ -756,12 +817,7 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c)
     ssize_t got = fbtl_call(fh, p->rw, io, (int) nruns, p->rw);
     free(io);
     if (got < 0) {
-        if (OMPI_SUCCESS == p->lrc) {
-            mca_common_sfio_show_help("io-error", true, "fcoll/adaptive",
-                                      p->rw ? "read" : "write",
-                                      fh->f_filename ? fh->f_filename : "", "fbtl call failed");
-            p->lrc = MPI_ERR_IO;
-        }
+        io_failed(p);
         if (p->rw) {
             memset(*ubuf, 0, total);
         }
@@ -1071,6 +1127,7 @@ static void plan_free(plan_t *p)
     free(p->ubuf);
     free(p->ap);
     free(p->runs);
+    free(p->order);
     mca_common_sfio_coll_groups_free(&p->groups);
 }
 
