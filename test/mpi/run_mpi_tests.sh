@@ -21,6 +21,12 @@
 #   --configs LIST  configurations (default "default smallbuf", plus
 #                   "fetchadd_rma depth8-versioned" on the suite stack):
 #                     default       no extra parameters
+#                     atomic-versioned  atomicity on in every subtest, atomic
+#                                   mode forced to versioned
+#                     atomic-versioned-mem  the same with the store in memory
+#                                   (fs_versioned_store_dir /dev/shm): atomic
+#                                   private pieces are deferred to the log and
+#                                   folds write windows with holes
 #                     depth8-versioned  fbtl_versioned_io_depth 8 and
 #                                   io_depth_min_pieces 2 (accesses of many
 #                                   pieces issued by several threads), atomic
@@ -170,6 +176,7 @@ config_mca() {
     atomic-listlock) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock" ;;
     atomic-listlock-cache4k) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_private_cache 4096 --mca fbtl_versioned_private_cache_piece_max 256" ;;
     atomic-versioned) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode versioned" ;;
+    atomic-versioned-mem) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode versioned --mca fs_versioned_store_dir /dev/shm" ;;
     depth8-versioned) echo "--mca fbtl_versioned_io_depth 8 --mca fbtl_versioned_io_depth_min_pieces 2 --mca fbtl_versioned_atomic_mode versioned" ;;
     fetchadd_nodirect) echo "--mca sharedfp_fetchadd_direct 0" ;;
     *) echo "BAD" ;;

@@ -722,19 +722,8 @@ static void test_self_shared(void)
          * holes of the interleaved view, racing with the other handles */
         const char *cfg = getenv("SFIO_TEST_CONFIG");
         int x = t_is_stock() && cfg != NULL && strcmp(cfg, "fcoll_two_phase") == 0;
-        /* Known bug, not yet fixed: on Open MPI 5.0, independent
-         * MPI_COMM_SELF handles of one file in versioned atomic mode lose
-         * some of each other's writes (about half the runs; never seen on
-         * 4.1).  Marked here so the rest of the suite keeps guarding. */
-        int v5 = 0;
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
-        v5 = 1;
-#endif
-        int known = v5 && cfg != NULL && strcmp(cfg, "atomic-versioned") == 0;
-        t_end_x(x || known, known ? "known bug on Open MPI 5.0: SELF handles of one file in "
-                                    "versioned atomic mode lose concurrent writes"
-                                  : "stock fcoll/two_phase read-modify-write without locks "
-                                    "loses concurrent writes of other file handles");
+        t_end_x(x, "stock fcoll/two_phase read-modify-write without locks loses "
+                   "concurrent writes of other file handles");
     }
 }
 

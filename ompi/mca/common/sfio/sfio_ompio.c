@@ -469,11 +469,11 @@ static void report_stats(ompio_file_t *fh, mca_common_sfio_vstore_t *store)
                         "sfio: rank %d %s: in place %" PRIu64 " B (fresh %" PRIu64 " B), versioned %" PRIu64
                         " B (deferred private %" PRIu64 " B) in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
                         " B (%" PRIu64 " B from memory) in %" PRIu64 " folds (%" PRIu64 " by owner), waits %" PRIu64
-                        ", skipped dead versions %" PRIu64,
+                        ", skipped dead versions %" PRIu64 ", fold windows split (another open) %" PRIu64,
                         fh->f_rank, fh->f_filename ? fh->f_filename : "", st.bytes_in_place,
                         st.bytes_fresh, st.bytes_versioned, st.bytes_deferred, st.versions, st.bytes_overlaid,
                         st.bytes_folded, st.bytes_fold_cached, st.folds, st.folds_by_owner,
-                        st.publish_waits, st.aborted_versions);
+                        st.publish_waits, st.aborted_versions, st.fold_windows_split);
     if (st.recovered_stores > 0) {
         opal_output_verbose(1, mca_common_sfio_output,
                             "sfio: %s: recovered %" PRIu64 " orphaned store(s) at open, "

@@ -95,6 +95,11 @@ struct mca_common_sfio_vstore_t {
     uint64_t fresh_floor;
     char *recbuf;
     size_t recbuf_size;
+    /* Where the sidecars of every store of this flat file live and how
+     * their names start (other groups' handles of the same file keep
+     * theirs there too), and this store's own name among them. */
+    char *side_dir, *side_prefix;
+    const char *side_name;
 };
 
 /* ------------------------------------------------------------------ */
@@ -160,17 +165,32 @@ static size_t coord_bytes(int nranks)
     return sizeof(coord_t) + (size_t) nranks * sizeof(coord_rank_t);
 }
 
-/* OFD locks belong to the open file, not the process, so two handles of
+/* Byte ranges of the coordination file used as locks (never data):
+ *  - byte 0, liveness: every rank of the group holds a read lock on it
+ *    while the store is open; recovery takes a write lock;
+ *  - byte 1 + r, a whole window: rank r holds a write lock on it while its
+ *    fold writes windows whole, holes included (bytes read back from the
+ *    flat file just before); a group opening a store of the same file
+ *    waits on these bytes of every other store first.
+ * OFD locks belong to the open file, not the process, so two handles of
  * one process on the same file do not mistake each other for dead. */
-static int coord_lock(int fd, short type, bool wait)
+#define COORD_LIVE_BYTE      ((off_t) 0)
+#define COORD_WINDOW_BYTE(r) ((off_t) 1 + (off_t) (r))
+
+static int coord_lock_range(int fd, short type, bool wait, off_t start, off_t len)
 {
-    struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+    struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len };
     while (0 != fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl)) {
         if (EINTR != errno) {
             return -errno;
         }
     }
     return 0;
+}
+
+static int coord_lock(int fd, short type, bool wait)
+{
+    return coord_lock_range(fd, type, wait, COORD_LIVE_BYTE, 1);
 }
 
 static int recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n)
@@ -401,11 +421,96 @@ static int recover_all(const char *path, const char *store_dir, int flat_fd, uin
 /* open / close / fold                                                */
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* other groups' stores of the same flat file                         */
+/* ------------------------------------------------------------------ */
+
+/* Calls fn on the coordination file of every other store of this flat
+ * file in the sidecar directory (fd open read-only, or -1 when the sidecar
+ * is there without it: being created, or just being removed); stops at
+ * the first non-zero return and returns it.  Returns -errno when the
+ * directory cannot be read. */
+static int foreach_other_store(const mca_common_sfio_vstore_t *s, int (*fn)(int fd, const char *sc))
+{
+    DIR *d = opendir(s->side_dir);
+    if (!d) {
+        return -errno;
+    }
+    size_t plen = strlen(s->side_prefix);
+    struct dirent *e;
+    int rc = 0;
+    while (0 == rc && (e = readdir(d)) != NULL) {
+        if (0 != strncmp(e->d_name, s->side_prefix, plen) || 0 == strcmp(e->d_name, s->side_name)) {
+            continue;
+        }
+        char *sc = path_join(s->side_dir, e->d_name);
+        char *cp = sc ? path_join(sc, "coord") : NULL;
+        if (!cp) {
+            rc = -ENOMEM;
+        } else {
+            int fd = open(cp, O_RDONLY | O_CLOEXEC);
+            rc = fn(fd, sc);
+            if (fd >= 0) close(fd);
+        }
+        free(cp);
+        free(sc);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* 1 when the store is open or being opened, else 0 (a dead group's, or
+ * one already gone). */
+static int store_present(int fd, const char *sc)
+{
+    struct stat st;
+    if (fd < 0) {
+        return 0 == stat(sc, &st) ? 1 : 0;
+    }
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = COORD_LIVE_BYTE,
+                        .l_len = 1 };
+    if (0 != fcntl(fd, F_OFD_GETLK, &fl)) {
+        return 1;   /* cannot tell: count it */
+    }
+    return F_UNLCK != fl.l_type ? 1 : 0;
+}
+
+/* Whether a handle of another group (another collective open of the same
+ * flat file, with its own store) is open: its ranks may write any byte
+ * of the file at any time, and a byte no rank of this group wrote may be
+ * theirs.  Called with this rank's window byte locked: a group whose
+ * store this scan misses opens after it and waits for that lock before
+ * its first write (wait_other_windows). */
+static bool others_open(const mca_common_sfio_vstore_t *s)
+{
+    return 0 != foreach_other_store(s, store_present);
+}
+
+static int wait_windows(int fd, const char *sc)
+{
+    (void) sc;
+    if (fd >= 0) {
+        (void) coord_lock_range(fd, F_RDLCK, true, COORD_WINDOW_BYTE(0), 0);   /* dropped at close */
+    }
+    return 0;
+}
+
+/* At open, after this store's liveness lock is held (so that every later
+ * others_open() sees it): waits until no rank of another group of the
+ * file is writing a window whole, which may write back, from a stale
+ * read, bytes this group will write. */
+static void wait_other_windows(const mca_common_sfio_vstore_t *s)
+{
+    (void) foreach_other_store(s, wait_windows);
+}
+
 static void store_free(mca_common_sfio_vstore_t *s)
 {
     if (!s) {
         return;
     }
+    free(s->side_dir);
+    free(s->side_prefix);
     free(s->logcopy);
     if (s->log_fds) {
         for (int r = 0; r < s->nranks; ++r) {
@@ -478,13 +583,14 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         }
     }
 
+    if (0 == rc) {
+        rc = sidecar_parts(path, store_dir, &s->side_dir, &s->side_prefix);
+    }
+
     /* Rank 0 recovers what a crashed job left, then creates a fresh
      * sidecar and its coordination file; one broadcast tells the rest. */
     if (0 == coll->rank) {
-        char *dir = NULL, *prefix = NULL;
-        if (0 == rc) {
-            rc = sidecar_parts(path, store_dir, &dir, &prefix);
-        }
+        const char *dir = s ? s->side_dir : NULL, *prefix = s ? s->side_prefix : NULL;
         if (0 == rc) {
             int n = recover_all(path, store_dir, flat_fd, &s->stats.bytes_undone);
             rc = n < 0 ? n : 0;
@@ -519,8 +625,13 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
                 s->coord->magic = COORD_MAGIC;
             }
         }
-        free(dir);
-        free(prefix);
+        if (0 == rc) {
+            /* Other groups' folds now see this store: wait for the ones
+             * already writing windows whole (no rank of this group has
+             * written yet: they wait in the broadcast). */
+            s->side_name = strrchr(msg.id, '/') + 1;
+            wait_other_windows(s);
+        }
         msg.rc = rc;
     }
     if (0 != coll->bcast(coll->ctx, &msg, sizeof(msg), 0)) {
@@ -550,6 +661,9 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
     free(coord_path);
     if (0 == rc && !(s->dir = strdup(msg.id))) {
         rc = -ENOMEM;
+    }
+    if (0 == rc) {
+        s->side_name = strrchr(s->dir, '/') + 1;   /* msg.id is <side_dir>/<name> */
     }
     if (0 == rc) {
         /* Logs are created at this rank's first versioned write. */
@@ -796,7 +910,13 @@ static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
  * logs of one node are readable by every rank).  Logged pieces closer than
  * max_gap share one window; a window with holes is read from the flat file
  * first (no write of the group is in flight at a fold), so the file sees
- * few large writes instead of one per piece. */
+ * few large writes instead of one per piece.  That read-modify-write is
+ * safe only while no other group has the file open: another collective
+ * open of it (MPI_COMM_SELF handles of one file, say) may write the holes
+ * between the read and the write back, and its bytes would be lost.  So
+ * this rank holds its window lock while it checks for other groups'
+ * stores and writes windows whole; with another group open, it writes the
+ * pieces alone. */
 static int fold_domain(mca_common_sfio_vstore_t *s)
 {
     const uint64_t win = s->fold.window;
@@ -830,7 +950,40 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
     mca_common_sfio_sieve_window_t w;
     size_t pos = 0;
     fold_reads_t rd = { 0 };
+    bool decided = false, whole = false;
+    mca_common_sfio_ioseg_t *pieces = NULL;
+    size_t pieces_cap = 0;
     while (0 == rc && mca_common_sfio_sieve_next(fp.segs, fp.n, &pos, &policy, &w)) {
+        if (w.sieve && !decided) {
+            /* lock first: a group this scan misses waits for the lock */
+            decided = true;
+            whole = 0 == coord_lock_range(s->coord_fd, F_WRLCK, true, COORD_WINDOW_BYTE(s->rank), 1) &&
+                    !others_open(s);
+        }
+        if (w.sieve && !whole) {
+            /* another group's bytes may lie in the holes: pieces only */
+            if (w.count > pieces_cap) {
+                void *a = realloc(pieces, w.count * sizeof(*pieces));
+                if (!a) {
+                    rc = -ENOMEM;
+                    break;
+                }
+                pieces = a;
+                pieces_cap = w.count;
+            }
+            for (size_t k = 0; k < w.count; ++k) {
+                const mca_common_sfio_ioseg_t *g = &fp.segs[w.first + k];
+                pieces[k] = (mca_common_sfio_ioseg_t) { g->offset, g->length,
+                                                        buf + (g->offset - w.offset) };
+            }
+            rc = fold_read_logs(s, &fp, &w, buf, &rd);
+            uint64_t done = 0;
+            if (0 == rc) {
+                rc = mca_common_sfio_posix_write_segs(s->flat_fd, pieces, w.count, &done);
+            }
+            s->stats.fold_windows_split++;
+            continue;
+        }
         if (w.sieve) {
             /* holes between pieces: their bytes come from the flat file */
             uint64_t have = w.offset < flat_size ? flat_size - w.offset : 0;
@@ -850,6 +1003,10 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
             rc = -EIO;
         }
     }
+    if (decided) {
+        (void) coord_lock_range(s->coord_fd, F_UNLCK, false, COORD_WINDOW_BYTE(s->rank), 1);
+    }
+    free(pieces);
     free(buf);
     free(rd.segs);
     free(rd.rank);

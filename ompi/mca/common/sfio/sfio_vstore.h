@@ -46,6 +46,8 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t aborted_versions;  /* versions of dead writers this rank skipped */
     uint64_t recovered_stores;  /* orphaned stores recovered at open (rank 0) */
     uint64_t bytes_undone;      /* ... fresh bytes of unfinished writes zeroed there */
+    uint64_t fold_windows_split;   /* fold windows with holes written piece by piece, another
+                                      group (collective open) of the file being open */
 } mca_common_sfio_vstore_stats_t;
 
 /* Who writes back which bytes at a fold. */
