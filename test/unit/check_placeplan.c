@@ -108,6 +108,27 @@ START_TEST(spread_block_vs_cyclic_two_nodes)
 }
 END_TEST
 
+/* The processors cap: per node min(ranks, per_cpu * cpus), summed. */
+START_TEST(cpu_cap_per_node)
+{
+    int node[8];
+    topo_t t = emulated("block:2", 8, node);
+    ck_assert_int_eq(mca_common_sfio_place_cpu_cap(&t, 1), 8);    /* cpus unknown */
+    int cpus[2] = { 2, 16 };
+    t.node_cpus = cpus;
+    ck_assert_int_eq(mca_common_sfio_place_cpu_cap(&t, 1), 2 + 4);
+    ck_assert_int_eq(mca_common_sfio_place_cpu_cap(&t, 2), 4 + 4);
+    ck_assert_int_eq(mca_common_sfio_place_cpu_cap(&t, 0), 8);    /* 0: no cap */
+    /* one node, 8 ranks on 2 processors: this machine's case */
+    int one[1] = { 2 };
+    t = emulated("block:1", 8, node);
+    t.node_cpus = one;
+    ck_assert_int_eq(mca_common_sfio_place_cpu_cap(&t, 1), 2);
+    one[0] = 0;     /* nonsense count: at least one per node */
+    ck_assert_int_eq(mca_common_sfio_place_cpu_cap(&t, 1), 1);
+}
+END_TEST
+
 START_TEST(spread_four_nodes_more_aggregators_than_nodes)
 {
     int node[12], aggr[12], per[4];
@@ -339,6 +360,7 @@ static Suite *suite(void)
     tcase_add_test(t, spread_block_vs_cyclic_two_nodes);
     tcase_add_test(t, spread_four_nodes_more_aggregators_than_nodes);
     tcase_add_test(t, spread_uneven_nodes);
+    tcase_add_test(t, cpu_cap_per_node);
     tcase_add_test(t, spread_sockets_within_node);
     tcase_add_test(t, groups_cyclic_moves_to_other_node);
     tcase_add_test(t, groups_constrained_first);

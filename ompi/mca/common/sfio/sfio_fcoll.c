@@ -118,6 +118,34 @@ int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int 
     return OPAL_SUCCESS;
 }
 
+int mca_common_sfio_fcoll_storage_register(const mca_base_component_t *c, int *storage)
+{
+    static mca_base_var_enum_value_t values[] = {
+        { MCA_COMMON_SFIO_STORAGE_AUTO, "auto" },
+        { MCA_COMMON_SFIO_STORAGE_LOCAL, "local" },
+        { MCA_COMMON_SFIO_STORAGE_NETWORK, "network" },
+        { 0, NULL }
+    };
+    mca_base_var_enum_t *new_enum = NULL;
+    int rc = mca_base_var_enum_create("sfio_fcoll_storage", values, &new_enum);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    *storage = MCA_COMMON_SFIO_STORAGE_AUTO;
+    rc = mca_base_component_var_register(c, "storage",
+        "What kind of storage the file is on, for the automatic choices that differ: auto "
+        "(default): statfs says (NFS, Lustre, GPFS, BeeGFS, CephFS, OrangeFS, CIFS, AFS are "
+        "network, the rest local); local: one node's file system or page cache (a write is "
+        "a memory copy: reads may go individual, aggregators are capped by "
+        "local_aggregators_per_cpu); network: every client's link to the storage is the "
+        "limit (always aggregate, as many aggregators as the data asks for).  Set it where "
+        "statfs cannot tell, e.g. a FUSE mount of remote storage or an emulation",
+        MCA_BASE_VAR_TYPE_INT, new_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        storage);
+    OBJ_RELEASE(new_enum);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
 /* ------------------------------------------------------------------ */
 /* Memory side: the caller's buffer as a byte stream                    */
 
@@ -952,17 +980,22 @@ static int cart_rows(ompi_communicator_t *comm)
 /* opt->read_extent_ratio, or by file system when -1: reading a rank's
  * extent alone pays on local storage (page cache), not over a network
  * client's link.  The same on every rank: one file, one type. */
-static uint64_t read_extent_ratio(ompio_file_t *fh, const mca_common_sfio_fcoll_options_t *opt)
+static bool fs_is_local(ompio_file_t *fh, const mca_common_sfio_fcoll_options_t *opt)
 {
     struct statfs sf;
+    if (MCA_COMMON_SFIO_STORAGE_AUTO != opt->storage) {
+        return MCA_COMMON_SFIO_STORAGE_LOCAL == opt->storage;
+    }
+    return fh->fd >= 0 && 0 == fstatfs(fh->fd, &sf) &&
+           !mca_common_sfio_fs_is_network((long) sf.f_type);
+}
+
+static uint64_t read_extent_ratio(ompio_file_t *fh, const mca_common_sfio_fcoll_options_t *opt)
+{
     if (opt->read_extent_ratio >= 0) {
         return (uint64_t) opt->read_extent_ratio;
     }
-    if (fh->fd >= 0 && 0 == fstatfs(fh->fd, &sf) &&
-        !mca_common_sfio_fs_is_network((long) sf.f_type)) {
-        return 8;
-    }
-    return 0;
+    return fs_is_local(fh, opt) ? 8 : 0;
 }
 static int make_plan(plan_t *p)
 {
@@ -1010,6 +1043,13 @@ static int make_plan(plan_t *p)
         mca_common_sfio_coll_groups_initial(p->ranks, cart_rows(p->comm), &p->groups);
         mca_common_sfio_coll_groups_refine(p->ranks, k, &p->groups);
         mca_common_sfio_coll_groups_cap(opt->max_aggregators, &p->groups);
+        /* Same answer on every rank: one file system, one topology. */
+        if (opt->local_aggregators_per_cpu > 0 && NULL != p->topo &&
+            fs_is_local(fh, opt)) {
+            mca_common_sfio_coll_groups_cap(
+                mca_common_sfio_place_cpu_cap(p->topo, opt->local_aggregators_per_cpu),
+                &p->groups);
+        }
     }
     p->naggr = p->groups.ngroups;
     p->aggr_rank = malloc((size_t) p->naggr * sizeof(int));
@@ -1612,6 +1652,7 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
      * Before the request exists: OMPIO's progress, which that allgather
      * runs, steps every request allocated so far. */
     if (p->P > 1 && (MCA_COMMON_SFIO_PLACE_SPREAD == opt->placement ||
+                     opt->local_aggregators_per_cpu > 0 ||
                      (NULL != opt->emulate_nodes && '\0' != opt->emulate_nodes[0])) &&
         OMPI_SUCCESS != mca_common_sfio_topo_get(p->comm, opt->emulate_nodes, opt->output,
                                                  &p->topo)) {

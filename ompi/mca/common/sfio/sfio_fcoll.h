@@ -30,6 +30,13 @@ typedef enum {
     MCA_COMMON_SFIO_PLACE_RANK          /* by rank number only (before placement) */
 } mca_common_sfio_place_policy_t;
 
+/* fcoll_adaptive_storage */
+enum {
+    MCA_COMMON_SFIO_STORAGE_AUTO = 0,       /* statfs decides */
+    MCA_COMMON_SFIO_STORAGE_LOCAL = 1,
+    MCA_COMMON_SFIO_STORAGE_NETWORK = 2
+};
+
 typedef struct mca_common_sfio_fcoll_options_t {
     int algorithm;          /* mca_common_sfio_coll_alg_t; AUTO: decide */
     int num_aggregators;    /* > 0: forced count (cb_nodes overrides too) */
@@ -40,6 +47,10 @@ typedef struct mca_common_sfio_fcoll_options_t {
     uint64_t cycle_bytes;   /* 0: fh->f_bytes_per_agg (cb_buffer_size) / 2 */
     int read_extent_ratio;  /* auto reads alone up to this extent / bytes;
                                -1: by file system (8 local, 0 network) */
+    int storage;            /* MCA_COMMON_SFIO_STORAGE_* */
+    int local_aggregators_per_cpu;  /* > 0: on local file systems the automatic
+                               count is at most this many per processor of
+                               each node (sfio_place_cpu_cap) */
     int placement;          /* mca_common_sfio_place_policy_t */
     const char *emulate_nodes;  /* NULL/"": real nodes; "block:N", "cyclic:N" */
     int output;             /* verbose stream */
@@ -85,6 +96,9 @@ int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int 
  * (a heap cell, see mca_common_sfio_component_register_string). */
 int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int *placement,
                                              char ***emulate_cell);
+
+/* Registers the enum "storage" (auto|local|network) into *storage. */
+int mca_common_sfio_fcoll_storage_register(const mca_base_component_t *c, int *storage);
 
 END_C_DECLS
 

@@ -360,3 +360,24 @@ void mca_common_sfio_place_per_node(const topo_t *t, const int *aggr, int naggr,
         per_node_p[t->node[aggr[a]]]++;
     }
 }
+
+int mca_common_sfio_place_cpu_cap(const mca_common_sfio_place_topo_t *t, int per_cpu)
+{
+    if (per_cpu <= 0 || NULL == t->node_cpus || t->nnodes <= 0) {
+        return t->n;
+    }
+    int *ranks = calloc((size_t) t->nnodes, sizeof(int));
+    if (NULL == ranks) {
+        return t->n;
+    }
+    for (int q = 0; q < t->n; ++q) {
+        ranks[t->node[q]]++;
+    }
+    long cap = 0;
+    for (int i = 0; i < t->nnodes; ++i) {
+        long busy = (long) per_cpu * (t->node_cpus[i] > 0 ? t->node_cpus[i] : 1);
+        cap += ranks[i] < busy ? ranks[i] : busy;
+    }
+    free(ranks);
+    return cap < 1 ? 1 : (int) cap;
+}

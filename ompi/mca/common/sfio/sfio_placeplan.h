@@ -35,6 +35,8 @@ typedef struct {
     const int *node;    /* n entries */
     const int *package; /* n entries (any ids >= 0, compared within a node);
                            NULL: one package per node */
+    const int *node_cpus;   /* nnodes entries: processors online on each node;
+                               NULL: unknown */
 } mca_common_sfio_place_topo_t;
 
 /* 0 when t is well formed (n >= 1, node ids dense, packages >= 0), else -1. */
@@ -63,6 +65,13 @@ int mca_common_sfio_place_spread(const mca_common_sfio_place_topo_t *t, int nagg
  * is already balanced stays.  Returns 0 or -ENOMEM / -EINVAL. */
 int mca_common_sfio_place_groups(const mca_common_sfio_place_topo_t *t, const int *group_of,
                                  int ngroups, const int *preferred, int *aggr_p);
+
+/* How many aggregators the nodes' processors can keep busy: the sum over
+ * nodes of min(ranks on the node, per_cpu * its processors).  Where a
+ * write is a memory copy (page cache), aggregators beyond that only take
+ * turns on the same cores.  t->n when per_cpu <= 0 or node_cpus is NULL
+ * (no cap); at least 1. */
+int mca_common_sfio_place_cpu_cap(const mca_common_sfio_place_topo_t *t, int per_cpu);
 
 /* per_node_p[t->nnodes]: how many of aggr[0..naggr) run on each node. */
 void mca_common_sfio_place_per_node(const mca_common_sfio_place_topo_t *t, const int *aggr,

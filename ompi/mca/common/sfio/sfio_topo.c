@@ -29,6 +29,7 @@ typedef struct {
     mca_common_sfio_place_topo_t topo;
     int *node;
     int *package;       /* NULL: one package per node */
+    int *node_cpus;     /* per node; NULL: unknown (emulated nodes) */
 } topo_cache_t;
 
 static int topo_keyval = MPI_KEYVAL_INVALID;
@@ -40,6 +41,7 @@ static void cache_free(topo_cache_t *c)
         free(c->emulate);
         free(c->node);
         free(c->package);
+        free(c->node_cpus);
         free(c);
     }
 }
@@ -121,22 +123,24 @@ static int my_package(void)
     return my_package_id;
 }
 
-/* The real topology: allgather (host hash, package), host hashes made
- * dense.  0 or -errno (local). */
+/* The real topology: allgather (host hash, package, processors online),
+ * host hashes made dense.  buf has 3 * P entries.  0 or -errno (local). */
 static int gather_real(struct ompi_communicator_t *comm, topo_cache_t *c, uint64_t *buf)
 {
     int P = ompi_comm_size(comm);
-    uint64_t mine[2] = { host_hash(), (uint64_t) my_package() };
-    int rc = comm->c_coll->coll_allgather(mine, 2, MPI_UINT64_T, buf, 2, MPI_UINT64_T, comm,
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t mine[3] = { host_hash(), (uint64_t) my_package(), online > 0 ? (uint64_t) online : 1 };
+    int rc = comm->c_coll->coll_allgather(mine, 3, MPI_UINT64_T, buf, 3, MPI_UINT64_T, comm,
                                           comm->c_coll->coll_allgather_module);
     if (OMPI_SUCCESS != rc) {
         return -EIO;
     }
     int any_package = 0;
     for (int q = 0; q < P; ++q) {
-        c->package[q] = (int) buf[2 * q + 1];
+        c->package[q] = (int) buf[3 * q + 1];
         any_package |= 0 != c->package[q];
-        buf[q] = buf[2 * q];        /* hashes packed in front (q <= 2q) */
+        c->node_cpus[q] = (int) buf[3 * q + 2];   /* per rank for now */
+        buf[q] = buf[3 * q];        /* hashes packed in front (q <= 3q) */
     }
     if (!any_package) {
         free(c->package);
@@ -146,6 +150,17 @@ static int gather_real(struct ompi_communicator_t *comm, topo_cache_t *c, uint64
     if (nn < 0) {
         return nn;
     }
+    /* per node: the most any of its ranks sees (nn <= P, node ids dense) */
+    int *cpus = calloc((size_t) nn, sizeof(int));
+    if (NULL == cpus) {
+        return -ENOMEM;
+    }
+    for (int q = 0; q < P; ++q) {
+        int *x = &cpus[c->node[q]];
+        *x = c->node_cpus[q] > *x ? c->node_cpus[q] : *x;
+    }
+    free(c->node_cpus);
+    c->node_cpus = cpus;
     c->topo.nnodes = nn;
     return 0;
 }
@@ -184,7 +199,9 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
         c->emulate = strdup(spec);
         c->node = malloc((size_t) P * sizeof(int));
         c->package = malloc((size_t) P * sizeof(int));
-        ok = NULL != c->emulate && NULL != c->node && NULL != c->package;
+        c->node_cpus = malloc((size_t) P * sizeof(int));
+        ok = NULL != c->emulate && NULL != c->node && NULL != c->package &&
+             NULL != c->node_cpus;
     }
     /* Whether to emulate depends on spec only (the same on every rank),
      * never on a local failure: probe it on one rank's worth. */
@@ -204,10 +221,12 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
             (void) mca_common_sfio_place_emulate(spec, P, c->node, &c->topo.nnodes);
             free(c->package);
             c->package = NULL;
+            free(c->node_cpus);     /* emulated nodes share the real CPUs */
+            c->node_cpus = NULL;
         }
     } else {
         /* the allgather needs every rank, so agree on the buffers first */
-        uint64_t *buf = ok ? malloc((size_t) P * 2 * sizeof(uint64_t)) : NULL;
+        uint64_t *buf = ok ? malloc((size_t) P * 3 * sizeof(uint64_t)) : NULL;
         ok = agree(comm, NULL != buf) && 0 == gather_real(comm, c, buf);
         free(buf);
     }
@@ -215,6 +234,7 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
         c->topo.n = P;
         c->topo.node = c->node;
         c->topo.package = c->package;
+        c->topo.node_cpus = c->node_cpus;
         ok = 0 == mca_common_sfio_place_topo_verify(&c->topo) &&
              MPI_SUCCESS == MPI_Comm_set_attr(comm, topo_keyval, c);
     }
