@@ -91,7 +91,10 @@ static void test_read_own(MPI_Datatype view)
     MPI_Status st;
     size_t n = (size_t) BLK * NBLK;
     unsigned char *w = malloc(n), *r = malloc(n);
-    t_begin("pcache.read_own");
+    if (!t_begin("pcache.read_own")) {
+        free(w), free(r);
+        return;
+    }
     t_fname(path, sizeof(path), "read_own");
     fill(w, t_rank, 1);
     if (open_atomic_view(path, &fh, view)) {
@@ -120,7 +123,10 @@ static void test_atomicity_off(MPI_Datatype view)
     MPI_Status st;
     size_t n = (size_t) BLK * NBLK;
     unsigned char *w = malloc(n);
-    t_begin("pcache.atomicity_off");
+    if (!t_begin("pcache.atomicity_off")) {
+        free(w);
+        return;
+    }
     t_fname(path, sizeof(path), "atomicity_off");
     if (open_atomic_view(path, &fh, view)) {
         fill(w, t_rank, 2);
@@ -144,7 +150,10 @@ static void test_size(MPI_Datatype view)
     MPI_Offset size = -1;
     size_t n = (size_t) BLK * NBLK;
     unsigned char *w = malloc(n);
-    t_begin("pcache.size");
+    if (!t_begin("pcache.size")) {
+        free(w);
+        return;
+    }
     t_fname(path, sizeof(path), "size");
     fill(w, t_rank, 4);
     if (open_atomic_view(path, &fh, view)) {
@@ -180,7 +189,10 @@ static void test_set_size(MPI_Datatype view)
     long long full, cut;
     unsigned char *img = image(5, &full);
     cut = full / 2 + 100;
-    t_begin("pcache.set_size");
+    if (!t_begin("pcache.set_size")) {
+        free(img), free(w);
+        return;
+    }
     t_fname(path, sizeof(path), "set_size");
     fill(w, t_rank, 5);
     if (open_atomic_view(path, &fh, view)) {
@@ -204,7 +216,10 @@ static void test_sync(MPI_Datatype view)
     MPI_Status st;
     size_t n = (size_t) BLK * NBLK;
     unsigned char *w = malloc(n);
-    t_begin("pcache.sync");
+    if (!t_begin("pcache.sync")) {
+        free(w);
+        return;
+    }
     t_fname(path, sizeof(path), "sync");
     fill(w, t_rank, 6);
     if (open_atomic_view(path, &fh, view)) {
@@ -230,7 +245,10 @@ static void test_set_view(MPI_Datatype view)
     long long full;
     unsigned char *img = image(7, &full);
     unsigned char *r = malloc((size_t) full);
-    t_begin("pcache.set_view");
+    if (!t_begin("pcache.set_view")) {
+        free(img), free(r), free(w);
+        return;
+    }
     t_fname(path, sizeof(path), "set_view");
     fill(w, t_rank, 7);
     if (open_atomic_view(path, &fh, view)) {
@@ -258,7 +276,10 @@ static void test_nonblocking(MPI_Datatype view)
     MPI_Status st;
     size_t n = (size_t) BLK * NBLK;
     unsigned char *w = malloc(n), *r = malloc(n);
-    t_begin("pcache.nonblocking");
+    if (!t_begin("pcache.nonblocking")) {
+        free(w), free(r);
+        return;
+    }
     t_fname(path, sizeof(path), "nonblocking");
     fill(w, t_rank, 8);
     if (open_atomic_view(path, &fh, view)) {
@@ -286,7 +307,10 @@ static void test_many_calls(MPI_Datatype view)
     MPI_Status st;
     size_t n = (size_t) BLK * NBLK;
     unsigned char *w = malloc(n), *w2 = malloc(n);
-    t_begin("pcache.many_calls");
+    if (!t_begin("pcache.many_calls")) {
+        free(w), free(w2);
+        return;
+    }
     t_fname(path, sizeof(path), "many_calls");
     fill(w, t_rank, 9);
     fill(w2, t_rank, 10);

@@ -167,7 +167,9 @@ static size_t coord_bytes(int nranks)
 
 /* Byte ranges of the coordination file used as locks (never data):
  *  - byte 0, liveness: every rank of the group holds a read lock on it
- *    while the store is open; recovery takes a write lock;
+ *    while the store is open; recovery takes a write lock (so the file
+ *    is named "coord" only once rank 0 holds its read lock: a probe of a
+ *    live store then fails without taking anything);
  *  - byte 1 + r, a whole window: rank r holds a write lock on it while its
  *    fold writes windows whole, holes included (bytes read back from the
  *    flat file just before); a group opening a store of the same file
@@ -552,7 +554,7 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
                                 mca_common_sfio_vstore_t **store_p)
 {
     open_msg_t msg = { 0 };
-    char *coord_path = NULL;
+    char *coord_path = NULL, *coord_tmp = NULL;
     int rc = 0;
 
     mca_common_sfio_vstore_t *s = calloc(1, sizeof(*s));
@@ -604,9 +606,10 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
                      (long) ts.tv_nsec, atomic_fetch_add(&serial, 1));
             if (0 != mkdir(msg.id, 0700)) {
                 rc = -errno;
-            } else if (!(coord_path = path_join(msg.id, "coord"))) {
+            } else if (!(coord_path = path_join(msg.id, "coord")) ||
+                       !(coord_tmp = path_join(msg.id, "coord.new"))) {
                 rc = -ENOMEM;
-            } else if ((s->coord_fd = open(coord_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+            } else if ((s->coord_fd = open(coord_tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
                 rc = -errno;
             } else if ((rc = coord_lock(s->coord_fd, F_RDLCK, false)) == 0 &&
                        0 != ftruncate(s->coord_fd, (off_t) s->coord_size)) {
@@ -623,6 +626,17 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
                 s->coord->nranks = (uint32_t) coll->size;
                 atomic_thread_fence(memory_order_release);
                 s->coord->magic = COORD_MAGIC;
+            }
+        }
+        if (0 == rc) {
+            /* Published under its own name only now, locked and complete:
+             * another group's recovery probes every coordination file it
+             * finds with a write lock, and one taken between our create
+             * and our lock made our lock fail (EAGAIN) and this open with
+             * it.  The lock belongs to the open file and survives the
+             * rename. */
+            if (0 != rename(coord_tmp, coord_path)) {
+                rc = -errno;
             }
         }
         if (0 == rc) {
@@ -659,6 +673,7 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         }
     }
     free(coord_path);
+    free(coord_tmp);
     if (0 == rc && !(s->dir = strdup(msg.id))) {
         rc = -ENOMEM;
     }
@@ -676,9 +691,11 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
     }
     if (0 != rc) {
         if (0 == coll->rank && '\0' != msg.id[0]) {
-            char *cp = path_join(msg.id, "coord");
+            char *cp = path_join(msg.id, "coord"), *tp = path_join(msg.id, "coord.new");
             if (cp) unlink(cp);
+            if (tp) unlink(tp);
             free(cp);
+            free(tp);
             rmdir(msg.id);
         }
         store_free(s);
