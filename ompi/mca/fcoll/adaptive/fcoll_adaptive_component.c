@@ -117,8 +117,11 @@ static int adaptive_register(void)
         "aggregators per processor online on each node (never more than the node's ranks).  "
         "There a write is a memory copy, so aggregators beyond the cores only take turns on "
         "them (8 ranks on 2 cores: 2 aggregators wrote the 3-D block 1.3x and HDF5 1.2x "
-        "faster than 8).  Network file systems are not capped (each client's link is the "
-        "limit).  0: no cap.  Forced counts (num_aggregators, cb_nodes) are never capped",
+        "faster than 8).  Applies when the call has at least one cycle buffer "
+        "(fcoll_adaptive_cycle_bytes) per capped aggregator; smaller calls are bound by "
+        "message steps, not copies.  Network file systems are not capped (each client's "
+        "link is the limit).  0: no cap.  Forced counts (num_aggregators, cb_nodes) are "
+        "never capped",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_local_aggregators_per_cpu);
     if (OPAL_SUCCESS != mca_common_sfio_fcoll_storage_register(c, &adaptive_storage)) {
