@@ -87,6 +87,24 @@ char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
     return *cell;
 }
 
+int mca_common_sfio_component_register_enum(const mca_base_component_t *c, const char *name,
+                                            const char *enum_name,
+                                            const mca_base_var_enum_value_t *values,
+                                            int dflt, const char *help, int level,
+                                            int *storage)
+{
+    mca_base_var_enum_t *new_enum = NULL;
+    int rc = mca_base_var_enum_create(enum_name, values, &new_enum);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    *storage = dflt;
+    rc = mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_INT, new_enum, 0, 0,
+                                         level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    OBJ_RELEASE(new_enum);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
 int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage)
 {
     static mca_base_var_enum_value_t values[] = {
@@ -95,22 +113,14 @@ int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage
         { MCA_COMMON_SFIO_FOLD_BY_DOMAIN, "domain" },
         { 0, NULL }
     };
-    mca_base_var_enum_t *new_enum = NULL;
-    int rc = mca_base_var_enum_create("sfio_fold_by", values, &new_enum);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    *storage = MCA_COMMON_SFIO_FOLD_BY_AUTO;
-    rc = mca_base_component_var_register(c, "fold_by",
+    return mca_common_sfio_component_register_enum(c, "fold_by", "sfio_fold_by", values,
+        MCA_COMMON_SFIO_FOLD_BY_AUTO,
         "Who writes back versioned bytes at a fold (sync, close, set_view, ...): owner (each "
         "rank the bytes it won, from its own log and its copy in memory; nothing is read back), "
         "domain (each rank one contiguous share in large windows, reading other ranks' logs and "
         "the bytes between pieces), auto (default): owner when the versioned pieces average at "
         "least fold_max_gap bytes, else domain",
-        MCA_BASE_VAR_TYPE_INT, new_enum, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        storage);
-    OBJ_RELEASE(new_enum);
-    return rc < 0 ? rc : OPAL_SUCCESS;
+        OPAL_INFO_LVL_9, storage);
 }
 
 void mca_common_sfio_component_adopt_io_depth(void)

@@ -52,6 +52,15 @@ char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
                                                  char ***cell, const char *name,
                                                  const char *help);
 
+/* Registers the int MCA parameter `name` of component c over the enum
+ * values (terminated by a NULL string; static: Open MPI keeps pointers),
+ * storage set to dflt first.  OPAL_SUCCESS or an error. */
+int mca_common_sfio_component_register_enum(const mca_base_component_t *c, const char *name,
+                                            const char *enum_name,
+                                            const mca_base_var_enum_value_t *values,
+                                            int dflt, const char *help, int level,
+                                            int *storage);
+
 END_C_DECLS
 
 #endif

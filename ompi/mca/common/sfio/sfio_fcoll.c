@@ -58,7 +58,6 @@ int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int 
 {
     static mca_base_var_enum_value_t values[MCA_COMMON_SFIO_COLL_NALGS + 1];
     static char help[1024];
-    mca_base_var_enum_t *new_enum = NULL;
     size_t used = (size_t) snprintf(help, sizeof(help),
                                     "Collective algorithm (default auto):");
     for (int i = 0; i < MCA_COMMON_SFIO_COLL_NALGS; ++i) {
@@ -71,16 +70,9 @@ int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int 
         }
     }
     values[MCA_COMMON_SFIO_COLL_NALGS].string = NULL;
-    int rc = mca_base_var_enum_create("sfio_fcoll_algorithm", values, &new_enum);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    *storage = MCA_COMMON_SFIO_COLL_AUTO;
-    rc = mca_base_component_var_register(c, "algorithm", help, MCA_BASE_VAR_TYPE_INT, new_enum,
-                                         0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-                                         storage);
-    OBJ_RELEASE(new_enum);
-    return rc < 0 ? rc : OPAL_SUCCESS;
+    return mca_common_sfio_component_register_enum(c, "algorithm", "sfio_fcoll_algorithm", values,
+                                                   MCA_COMMON_SFIO_COLL_AUTO, help,
+                                                   OPAL_INFO_LVL_5, storage);
 }
 
 int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int *placement,
@@ -91,22 +83,15 @@ int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int 
         { MCA_COMMON_SFIO_PLACE_RANK, "rank" },
         { 0, NULL }
     };
-    mca_base_var_enum_t *new_enum = NULL;
-    int rc = mca_base_var_enum_create("sfio_fcoll_placement", values, &new_enum);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    *placement = MCA_COMMON_SFIO_PLACE_SPREAD;
-    rc = mca_base_component_var_register(c, "placement",
+    int rc = mca_common_sfio_component_register_enum(c, "placement", "sfio_fcoll_placement",
+        values, MCA_COMMON_SFIO_PLACE_SPREAD,
         "Where aggregators run: spread (default): round-robin over nodes (counts per node "
         "differ by at most one), then over the sockets of each node, and a group's "
         "aggregator is its member on the least-loaded node; rank: spread over rank numbers "
         "only, blind to nodes (with block mapping several aggregators can share one node's "
         "link while other nodes have none)",
-        MCA_BASE_VAR_TYPE_INT, new_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        placement);
-    OBJ_RELEASE(new_enum);
-    if (rc < 0) {
+        OPAL_INFO_LVL_5, placement);
+    if (OPAL_SUCCESS != rc) {
         return rc;
     }
     if (NULL == mca_common_sfio_component_register_string(c, emulate_cell, "emulate_nodes",
@@ -126,13 +111,8 @@ int mca_common_sfio_fcoll_storage_register(const mca_base_component_t *c, int *s
         { MCA_COMMON_SFIO_STORAGE_NETWORK, "network" },
         { 0, NULL }
     };
-    mca_base_var_enum_t *new_enum = NULL;
-    int rc = mca_base_var_enum_create("sfio_fcoll_storage", values, &new_enum);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    *storage = MCA_COMMON_SFIO_STORAGE_AUTO;
-    rc = mca_base_component_var_register(c, "storage",
+    return mca_common_sfio_component_register_enum(c, "storage", "sfio_fcoll_storage", values,
+        MCA_COMMON_SFIO_STORAGE_AUTO,
         "What kind of storage the file is on, for the automatic choices that differ: auto "
         "(default): statfs says (NFS, Lustre, GPFS, BeeGFS, CephFS, OrangeFS, CIFS, AFS are "
         "network, the rest local); local: one node's file system or page cache (a write is "
@@ -140,10 +120,7 @@ int mca_common_sfio_fcoll_storage_register(const mca_base_component_t *c, int *s
         "local_aggregators_per_cpu); network: every client's link to the storage is the "
         "limit (always aggregate, as many aggregators as the data asks for).  Set it where "
         "statfs cannot tell, e.g. a FUSE mount of remote storage or an emulation",
-        MCA_BASE_VAR_TYPE_INT, new_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        storage);
-    OBJ_RELEASE(new_enum);
-    return rc < 0 ? rc : OPAL_SUCCESS;
+        OPAL_INFO_LVL_5, storage);
 }
 
 /* ------------------------------------------------------------------ */
