@@ -45,6 +45,10 @@
 #                                   several ranks), 4 KiB cycles
 #                     adaptive-smallbuf_<alg>  the same with the smallbuf sizes
 #                                   (many cycles, double buffering exercised)
+#                     adaptive-async_<alg>  adaptive-smallbuf_<alg> with queued
+#                                   cycle writes (fcoll_adaptive_async_io 1: the
+#                                   fbtl's ipwritev, POSIX AIO in stock
+#                                   fbtl/posix, the worker thread in fbtl/versioned)
 #                     place-block2_<alg>, place-cyclic2_<alg>  fcoll adaptive, 3
 #                                   aggregators forced, on 2 emulated nodes
 #                                   (fcoll_adaptive_emulate_nodes block:2 or
@@ -168,6 +172,7 @@ config_mca() {
     fcoll_*) echo "--mca fcoll ${1#fcoll_}" ;;
     adaptive_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive_}" ;;
     adaptive-n3_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_algorithm ${1#adaptive-n3_} --mca io_ompio_bytes_per_agg 8192" ;;
+    adaptive-async_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_async_io 1 --mca fcoll_adaptive_algorithm ${1#adaptive-async_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
     adaptive-smallbuf_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive-smallbuf_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
     place-block2_*|place-cyclic2_*)
         emu=${1#place-}; emu=${emu%%_*}

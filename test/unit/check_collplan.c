@@ -36,9 +36,16 @@ START_TEST(catalogue_names)
 }
 END_TEST
 
+static int decide_dup(uint64_t c, uint64_t k, uint64_t ss, bool gap, bool dup)
+{
+    mca_common_sfio_coll_inputs_t in = { c, k, ss, gap, dup };
+    return mca_common_sfio_coll_decide(&in, mca_common_sfio_coll_default_rules,
+                                       mca_common_sfio_coll_default_nrules, -1);
+}
+
 static int decide(uint64_t c, uint64_t k, uint64_t ss, bool gap)
 {
-    mca_common_sfio_coll_inputs_t in = { c, k, ss, gap };
+    mca_common_sfio_coll_inputs_t in = { c, k, ss, gap, false };
     return mca_common_sfio_coll_decide(&in, mca_common_sfio_coll_default_rules,
                                        mca_common_sfio_coll_default_nrules, -1);
 }
@@ -64,19 +71,42 @@ START_TEST(decision_table_seed003)
 }
 END_TEST
 
+/* Our leading rule: heavy overlap on network storage turns seed 003's
+ * individual into two-phase, and changes nothing else. */
+START_TEST(decision_dup_only_replaces_individual)
+{
+    const uint64_t k = 1 << 20, ss = 64 << 10;
+    ck_assert_int_eq(decide_dup(4 << 20, k, ss, false, true), MCA_COMMON_SFIO_COLL_TWO_PHASE);
+    ck_assert_int_eq(decide_dup(4 << 20, k, ss, true, true), MCA_COMMON_SFIO_COLL_TWO_PHASE);
+    const uint64_t cs[] = { 64, ss, 256 << 10, k };  /* every c <= k */
+    for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); ++i) {
+        for (int gap = 0; gap < 2; ++gap) {
+            ck_assert_int_eq(decide_dup(cs[i], k, ss, gap, true), decide(cs[i], k, ss, gap));
+        }
+    }
+}
+END_TEST
+
 START_TEST(decision_custom_rules_first_match)
 {
-    mca_common_sfio_coll_rule_t r[2] = {
-        { MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_GAP_SOME,
-          MCA_COMMON_SFIO_COLL_STATIC },
+    mca_common_sfio_coll_rule_t r[3] = {
         { MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_GAP_ANY,
-          MCA_COMMON_SFIO_COLL_TWO_PHASE },
+          MCA_COMMON_SFIO_DUP_NONE, MCA_COMMON_SFIO_COLL_DYNAMIC },
+        { MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_GAP_SOME,
+          MCA_COMMON_SFIO_DUP_ANY, MCA_COMMON_SFIO_COLL_STATIC },
+        { MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_GAP_ANY,
+          MCA_COMMON_SFIO_DUP_ANY, MCA_COMMON_SFIO_COLL_TWO_PHASE },
     };
-    mca_common_sfio_coll_inputs_t in = { 10, 1, 1, true };
-    ck_assert_int_eq(mca_common_sfio_coll_decide(&in, r, 2, -1), MCA_COMMON_SFIO_COLL_STATIC);
+    mca_common_sfio_coll_inputs_t in = { 10, 1, 1, true, true };
+    ck_assert_int_eq(mca_common_sfio_coll_decide(&in, r + 1, 2, -1), MCA_COMMON_SFIO_COLL_STATIC);
     in.gap = false;
-    ck_assert_int_eq(mca_common_sfio_coll_decide(&in, r, 2, -1), MCA_COMMON_SFIO_COLL_TWO_PHASE);
-    ck_assert_int_eq(mca_common_sfio_coll_decide(&in, r, 0, 7), 7);
+    ck_assert_int_eq(mca_common_sfio_coll_decide(&in, r + 1, 2, -1),
+                     MCA_COMMON_SFIO_COLL_TWO_PHASE);
+    ck_assert_int_eq(mca_common_sfio_coll_decide(&in, r + 1, 0, 7), 7);
+    /* DUP_NONE matches only without duplicates */
+    ck_assert_int_eq(mca_common_sfio_coll_decide(&in, r, 3, -1), MCA_COMMON_SFIO_COLL_TWO_PHASE);
+    in.dup = false;
+    ck_assert_int_eq(mca_common_sfio_coll_decide(&in, r, 3, -1), MCA_COMMON_SFIO_COLL_DYNAMIC);
 }
 END_TEST
 
@@ -95,11 +125,54 @@ START_TEST(summary_c_and_gap)
     r[1].hi = 500;   /* 300 bytes over [0, 500): a hole */
     mca_common_sfio_coll_summarize(r, 3, &s);
     ck_assert(s.gap);
+    ck_assert_uint_eq(s.dup, 0);
     rank_t z[2] = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
     mca_common_sfio_coll_summarize(z, 2, &s);
     ck_assert_uint_eq(s.bytes, 0);
     ck_assert_uint_eq(s.c, 0);
+    ck_assert_uint_eq(s.dup, 0);
     ck_assert_int_eq(s.active, 0);
+    ck_assert(!mca_common_sfio_coll_dup_heavy(&s));
+}
+END_TEST
+
+/* dup: the bytes beyond the extent; exact for overlapping tiles (3x3
+ * tiles of 4x4 elements overlapping by one: 144 elements over an extent
+ * of 100), a lower bound when holes hide overlap, 0 without overlap. */
+START_TEST(summary_dup_bound)
+{
+    mca_common_sfio_coll_summary_t s;
+    rank_t r[3] = { { 0, 100, 100, 1 }, { 100, 200, 100, 1 }, { 0, 0, 0, 0 } };
+    mca_common_sfio_coll_summarize(r, 3, &s);
+    ck_assert_uint_eq(s.dup, 0);
+    ck_assert(!mca_common_sfio_coll_dup_heavy(&s));
+    /* 1-D picture of the tiles: 9 ranks of 16 over [0, 100) */
+    rank_t t[9];
+    for (int i = 0; i < 9; ++i) {
+        t[i].lo = (uint64_t) i * 84 / 8;
+        t[i].hi = t[i].lo + 16;
+        t[i].bytes = 16;
+        t[i].runs = 4;
+    }
+    mca_common_sfio_coll_summarize(t, 9, &s);
+    ck_assert_uint_eq(s.hi - s.lo, 100);
+    ck_assert_uint_eq(s.dup, 44);
+    ck_assert(mca_common_sfio_coll_dup_heavy(&s));
+    /* a hole of 50 bytes hides 50 of the duplicates */
+    t[8].lo += 50;
+    t[8].hi += 50;
+    mca_common_sfio_coll_summarize(t, 9, &s);
+    ck_assert_uint_eq(s.dup, 0);
+    /* the share: 1/8 of the bytes is heavy, less is not */
+    rank_t h[2] = { { 0, 56, 56, 1 }, { 48, 56, 8, 1 } };     /* 8 of 64 */
+    mca_common_sfio_coll_summarize(h, 2, &s);
+    ck_assert_uint_eq(s.dup, 8);
+    ck_assert(mca_common_sfio_coll_dup_heavy(&s));
+    h[1].lo = 49;
+    h[1].hi = 57;                                           /* 7 of 64 */
+    mca_common_sfio_coll_summarize(h, 2, &s);
+    ck_assert_uint_eq(s.dup, 7);
+    ck_assert(!mca_common_sfio_coll_dup_heavy(&s));
 }
 END_TEST
 
@@ -485,6 +558,8 @@ static Suite *suite(void)
     tcase_add_test(t, decision_table_seed003);
     tcase_add_test(t, decision_custom_rules_first_match);
     tcase_add_test(t, summary_c_and_gap);
+    tcase_add_test(t, summary_dup_bound);
+    tcase_add_test(t, decision_dup_only_replaces_individual);
     tcase_add_test(t, groups_rows_of_a_2d_pattern);
     tcase_add_test(t, groups_contiguous_every_rank_and_zero_ranks);
     tcase_add_test(t, refine_split_and_merge);

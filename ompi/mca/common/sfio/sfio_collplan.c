@@ -39,13 +39,15 @@ int mca_common_sfio_coll_alg_lookup(const char *name)
  *   c < k                      gap       static segmentation  */
 const mca_common_sfio_coll_rule_t mca_common_sfio_coll_default_rules[] = {
     { MCA_COMMON_SFIO_CMP_GT, MCA_COMMON_SFIO_CMP_GT, MCA_COMMON_SFIO_GAP_ANY,
-      MCA_COMMON_SFIO_COLL_INDIVIDUAL },
+      MCA_COMMON_SFIO_DUP_SOME, MCA_COMMON_SFIO_COLL_TWO_PHASE },
+    { MCA_COMMON_SFIO_CMP_GT, MCA_COMMON_SFIO_CMP_GT, MCA_COMMON_SFIO_GAP_ANY,
+      MCA_COMMON_SFIO_DUP_ANY, MCA_COMMON_SFIO_COLL_INDIVIDUAL },
     { MCA_COMMON_SFIO_CMP_LE, MCA_COMMON_SFIO_CMP_GT, MCA_COMMON_SFIO_GAP_NONE,
-      MCA_COMMON_SFIO_COLL_DYNAMIC },
+      MCA_COMMON_SFIO_DUP_ANY, MCA_COMMON_SFIO_COLL_DYNAMIC },
     { MCA_COMMON_SFIO_CMP_LT, MCA_COMMON_SFIO_CMP_LE, MCA_COMMON_SFIO_GAP_NONE,
-      MCA_COMMON_SFIO_COLL_TWO_PHASE },
+      MCA_COMMON_SFIO_DUP_ANY, MCA_COMMON_SFIO_COLL_TWO_PHASE },
     { MCA_COMMON_SFIO_CMP_LT, MCA_COMMON_SFIO_CMP_ANY, MCA_COMMON_SFIO_GAP_SOME,
-      MCA_COMMON_SFIO_COLL_STATIC },
+      MCA_COMMON_SFIO_DUP_ANY, MCA_COMMON_SFIO_COLL_STATIC },
 };
 const size_t mca_common_sfio_coll_default_nrules =
     sizeof(mca_common_sfio_coll_default_rules) / sizeof(mca_common_sfio_coll_default_rules[0]);
@@ -70,7 +72,9 @@ int mca_common_sfio_coll_decide(const mca_common_sfio_coll_inputs_t *in,
             continue;
         }
         if ((r->gap == MCA_COMMON_SFIO_GAP_NONE && in->gap) ||
-            (r->gap == MCA_COMMON_SFIO_GAP_SOME && !in->gap)) {
+            (r->gap == MCA_COMMON_SFIO_GAP_SOME && !in->gap) ||
+            (r->dup == MCA_COMMON_SFIO_DUP_NONE && in->dup) ||
+            (r->dup == MCA_COMMON_SFIO_DUP_SOME && !in->dup)) {
             continue;
         }
         return r->alg;
@@ -101,7 +105,7 @@ bool mca_common_sfio_coll_reads_alone(const mca_common_sfio_coll_rank_t *r, int 
 void mca_common_sfio_coll_summarize(const mca_common_sfio_coll_rank_t *r, int n,
                                     mca_common_sfio_coll_summary_t *s_p)
 {
-    mca_common_sfio_coll_summary_t s = { UINT64_MAX, 0, 0, 0, 0, false, 0 };
+    mca_common_sfio_coll_summary_t s = { UINT64_MAX, 0, 0, 0, 0, false, 0, 0 };
     for (int i = 0; i < n; ++i) {
         if (0 == r[i].bytes) {
             continue;
@@ -117,8 +121,14 @@ void mca_common_sfio_coll_summarize(const mca_common_sfio_coll_rank_t *r, int n,
     } else {
         s.c = s.bytes / s.runs;
         s.gap = s.bytes < s.hi - s.lo;
+        s.dup = s.bytes > s.hi - s.lo ? s.bytes - (s.hi - s.lo) : 0;
     }
     *s_p = s;
+}
+
+bool mca_common_sfio_coll_dup_heavy(const mca_common_sfio_coll_summary_t *s)
+{
+    return s->dup > 0 && s->dup >= s->bytes / MCA_COMMON_SFIO_COLL_DUP_SHARE;
 }
 
 int mca_common_sfio_coll_groups_init(mca_common_sfio_coll_groups_t *g, int n)

@@ -54,6 +54,9 @@ typedef struct {
     uint64_t k;     /* smallest write that saturates one process */
     uint64_t ss;    /* stripe size */
     bool gap;       /* the processes' data leave holes between them */
+    bool dup;       /* a large share of the bytes is accessed by several
+                       processes, and every byte over a client's link costs
+                       (network storage): see _coll_dup_heavy */
 } mca_common_sfio_coll_inputs_t;
 
 /* A rule matches when each of its three conditions holds.
@@ -71,14 +74,25 @@ typedef enum {
     MCA_COMMON_SFIO_GAP_SOME
 } mca_common_sfio_coll_gap_t;
 
+typedef enum {
+    MCA_COMMON_SFIO_DUP_ANY = 0,
+    MCA_COMMON_SFIO_DUP_NONE,
+    MCA_COMMON_SFIO_DUP_SOME
+} mca_common_sfio_coll_dup_t;
+
 typedef struct {
     mca_common_sfio_coll_cmp_t c_k;
     mca_common_sfio_coll_cmp_t c_ss;
     mca_common_sfio_coll_gap_t gap;
+    mca_common_sfio_coll_dup_t dup;
     int alg;
 } mca_common_sfio_coll_rule_t;
 
-/* Seed 003's table; the first matching rule wins. */
+/* Seed 003's table, led by one rule of ours: where seed 003 says
+ * individual (c > k, c > ss) but the processes' data overlap heavily on
+ * network storage, two-phase, whose aggregators move each byte over a
+ * link once where individual moves it once per process.  The first
+ * matching rule wins. */
 extern const mca_common_sfio_coll_rule_t mca_common_sfio_coll_default_rules[];
 extern const size_t mca_common_sfio_coll_default_nrules;
 
@@ -100,10 +114,19 @@ typedef struct {
     uint64_t lo, hi, bytes, runs, c;
     bool gap;
     int active;         /* ranks with bytes */
+    uint64_t dup;       /* bytes beyond the extent (bytes - (hi - lo), or 0):
+                           a lower bound of the bytes that more than one
+                           rank accesses, exact when the union of the ranks'
+                           data fills the extent (overlapping tiles) */
 } mca_common_sfio_coll_summary_t;
 
 void mca_common_sfio_coll_summarize(const mca_common_sfio_coll_rank_t *r, int n,
                                     mca_common_sfio_coll_summary_t *s_p);
+
+/* True when at least 1/MCA_COMMON_SFIO_COLL_DUP_SHARE of s's bytes are
+ * known to be accessed by several ranks (s->dup). */
+#define MCA_COMMON_SFIO_COLL_DUP_SHARE 8
+bool mca_common_sfio_coll_dup_heavy(const mca_common_sfio_coll_summary_t *s);
 
 /* Reads each rank can serve alone: true when every rank with bytes has a
  * file extent at most ratio times its bytes (ratio 0: never).  Such a rank

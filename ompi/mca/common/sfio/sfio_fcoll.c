@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
+#include <time.h>
 
 #include "mpi.h"
 #include "opal/util/output.h"
@@ -187,6 +188,10 @@ static void mstream_copy(const mstream_t *m, uint64_t pos, uint64_t len, char *e
     }
 }
 
+/* Pieces averaging less than this are gathered into one buffer before a
+ * queued write (see aggregate_cycle). */
+#define SFIO_FCOLL_SMALL_PIECE (64u << 10)
+
 /* ------------------------------------------------------------------ */
 /* The plan                                                            */
 
@@ -209,6 +214,11 @@ typedef struct {
     int nareq;
     ompi_request_t **dreqs; /* aggregator's data replies (read) */
     int ndreq;
+    char *ubuf;             /* aggregator: the union of the cycle's pieces */
+    size_t ucap;
+    ompi_request_t *ioreq;  /* aggregator: this cycle's write, in flight (async) */
+    uint64_t iobytes;       /* what it must write */
+    double io_t0;           /* when it was queued (verbose 2) */
 } slot_t;
 
 typedef struct {
@@ -256,12 +266,14 @@ typedef struct {
     mca_common_sfio_coll_piece_t *call; /* dynamic, aggregator: the group's runs */
     slot_t slot[2];
     int cyc, cphase, fatal;         /* cycle, its phase; fatal: stop, drain */
-    char *ubuf;                     /* aggregator's file buffer */
-    size_t ucap, apcap, runcap;
+    bool async;                     /* aggregators queue cycle writes (fbtl ipwritev) */
+    size_t apcap, runcap;
     apiece_t *ap;
     mca_common_sfio_coll_piece_t *runs;
     size_t *order;                  /* write_disjoint: 2 * ordcap entries */
     size_t ordcap;
+    double io_seconds;              /* verbose 2: time in fbtl calls */
+    int nqueued;                    /* verbose 2: writes queued (async) */
 } plan_t;
 
 /* True once every request of the set completed; then frees them and keeps
@@ -647,9 +659,13 @@ static int start_cycle(plan_t *p, slot_t *s, int c)
 
 /* Runs the fbtl on io[0..n) and puts back what fh held: this may run
  * inside another OMPIO call's progress on the same handle. */
-static ssize_t fbtl_call(ompio_file_t *fh, int rw, mca_common_ompio_io_array_t *io, int n,
+static double now_s(void);
+
+static ssize_t fbtl_call(plan_t *p, int rw, mca_common_ompio_io_array_t *io, int n,
                          bool collective_op)
 {
+    ompio_file_t *fh = p->fh;
+    double t0 = now_s();
     mca_common_ompio_io_array_t *save_io = fh->f_io_array;
     int save_n = fh->f_num_of_io_entries;
     int save_flags = fh->f_flags;
@@ -664,6 +680,7 @@ static ssize_t fbtl_call(ompio_file_t *fh, int rw, mca_common_ompio_io_array_t *
     fh->f_io_array = save_io;
     fh->f_num_of_io_entries = save_n;
     fh->f_flags = save_flags;
+    p->io_seconds += now_s() - t0;
     return got;
 }
 
@@ -677,12 +694,89 @@ static void io_failed(plan_t *p)
     }
 }
 
+/* Queues io[0..n) as slot s's write through the fbtl's ipwritev (which
+ * takes its own copy of the array).  False when the fbtl cannot: it has no
+ * asynchronous path, could not queue the request, or returned without
+ * starting anything (stock fbtl/posix built without POSIX AIO); the caller
+ * then writes synchronously. */
+static bool write_queue(plan_t *p, slot_t *s, mca_common_ompio_io_array_t *io, int n,
+                        uint64_t bytes)
+{
+    ompio_file_t *fh = p->fh;
+    mca_ompio_request_t *req = NULL;
+    if (NULL == fh->f_fbtl->fbtl_ipwritev || NULL == fh->f_fbtl->fbtl_progress) {
+        return false;
+    }
+    mca_common_ompio_request_alloc(&req, MCA_OMPIO_REQUEST_WRITE);
+    if (NULL == req) {
+        return false;
+    }
+    mca_common_ompio_io_array_t *save_io = fh->f_io_array;
+    int save_n = fh->f_num_of_io_entries;
+    int save_flags = fh->f_flags;
+    fh->f_io_array = io;
+    fh->f_num_of_io_entries = n;
+    fh->f_flags &= ~OMPIO_COLLECTIVE_OP;    /* as fbtl_call: no write data sieving */
+    ssize_t rc = fh->f_fbtl->fbtl_ipwritev(fh, (ompi_request_t *) req);
+    fh->f_io_array = save_io;
+    fh->f_num_of_io_entries = save_n;
+    fh->f_flags = save_flags;
+    if (OMPI_SUCCESS != rc || NULL == req->req_progress_fn) {
+        ompi_request_t *r = &req->req_ompi;
+        req->req_progress_fn = NULL;
+        (void) ompi_request_free(&r);
+        return false;
+    }
+    s->ioreq = &req->req_ompi;
+    p->nqueued++;
+    s->iobytes = bytes;
+    s->io_t0 = now_s();
+    return true;
+}
+
+/* True once slot s has no write in flight; a failed or short one is kept
+ * for the closing agreement.  OMPIO's progress completes the request. */
+static bool write_done(plan_t *p, slot_t *s)
+{
+    if (NULL == s->ioreq) {
+        return true;
+    }
+    if (!REQUEST_COMPLETE(s->ioreq)) {
+        return false;
+    }
+    opal_atomic_rmb();
+    if (OMPI_SUCCESS != s->ioreq->req_status.MPI_ERROR ||
+        s->ioreq->req_status._ucount < s->iobytes) {
+        io_failed(p);
+    }
+    p->io_seconds += now_s() - s->io_t0;
+    (void) ompi_request_free(&s->ioreq);
+    s->ioreq = NULL;
+    return true;
+}
+
+/* Slot s's cycle write: queued when the plan overlaps writes with the
+ * next cycle's exchange and this is not the last cycle, else now. */
+static void write_cycle(plan_t *p, slot_t *s, int c, mca_common_ompio_io_array_t *io, int n)
+{
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; ++i) {
+        bytes += io[i].length;
+    }
+    if (n <= 0 || (p->async && c + 1 < p->ncyc && write_queue(p, s, io, n, bytes))) {
+        return;
+    }
+    if (fbtl_call(p, 0, io, n, false) < 0) {
+        io_failed(p);
+    }
+}
+
 /* Write side of aggregate_cycle for the m pieces in p->ap / p->runs (rank
  * order) when no two overlap: one fbtl call over the pieces in offset
  * order, straight from the receive buffer.  Returns 1 when they overlap
  * (the caller builds their union, where rank order wins), else 0 or an
  * error. */
-static int write_disjoint(plan_t *p, size_t m)
+static int write_disjoint(plan_t *p, slot_t *s, int c, size_t m)
 {
     if (m > p->ordcap) {
         size_t *o = realloc(p->order, 2 * m * sizeof(size_t));
@@ -710,11 +804,8 @@ static int write_disjoint(plan_t *p, size_t m)
         io[n].length = (size_t) x->len;
         n++;
     }
-    ssize_t got = n > 0 ? fbtl_call(p->fh, 0, io, n, false) : 0;
+    write_cycle(p, s, c, io, n);
     free(io);
-    if (got < 0) {
-        io_failed(p);
-    }
     return OMPI_SUCCESS;
 }
 
@@ -725,8 +816,8 @@ static int write_disjoint(plan_t *p, size_t m)
  * agreement makes it everyone's error. */
 static int aggregate_cycle(plan_t *p, slot_t *s, int c)
 {
-    char **ubuf = &p->ubuf;
-    size_t *ucap = &p->ucap, *apcap = &p->apcap, *runcap = &p->runcap;
+    char **ubuf = &s->ubuf;
+    size_t *ucap = &s->ucap, *apcap = &p->apcap, *runcap = &p->runcap;
     apiece_t **ap = &p->ap;
     mca_common_sfio_coll_piece_t **runs = &p->runs;
     int rc = OMPI_SUCCESS;
@@ -773,11 +864,18 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c)
         }
         at += 16 * np + (p->rw ? 0 : cnt_nb(p, q, c));
     }
-    ompio_file_t *fh = p->fh;
-    if (!p->rw) {
+    /* A queued write of many small pieces goes through the union buffer:
+     * one copy, then few large requests (an asynchronous fbtl may issue
+     * one request per entry: stock fbtl/posix, one aio_write each). */
+    uint64_t pbytes = 0;
+    for (size_t i = 0; !p->rw && i < m; ++i) {
+        pbytes += (*ap)[i].len;
+    }
+    bool gather = p->async && c + 1 < p->ncyc && pbytes < (uint64_t) m * SFIO_FCOLL_SMALL_PIECE;
+    if (!p->rw && !gather) {
         /* Disjoint pieces (the usual case) go to the file from where they
          * arrived: no union buffer, no copy.  The fbtl joins neighbours. */
-        int drc = write_disjoint(p, m);
+        int drc = write_disjoint(p, s, c, m);
         if (drc <= 0) {
             return drc;
         }
@@ -819,14 +917,13 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c)
      * does a read-modify-write over the gaps ("write data sieving") whose
      * buffer is not cleared after a short read past the end of file, so
      * stale bytes land behind EOF.  The runs are disjoint: nothing to gain. */
-    ssize_t got = fbtl_call(fh, p->rw, io, (int) nruns, p->rw);
-    free(io);
-    if (got < 0) {
+    if (!p->rw) {
+        write_cycle(p, s, c, io, (int) nruns);
+    } else if (fbtl_call(p, 1, io, (int) nruns, true) < 0) {
         io_failed(p);
-        if (p->rw) {
-            memset(*ubuf, 0, total);
-        }
+        memset(*ubuf, 0, total);
     }
+    free(io);
     if (p->rw) {
         /* Answer each rank with its pieces' bytes, in its order.  Ranks'
          * pieces may overlap (several readers of one byte), so the replies
@@ -913,7 +1010,7 @@ static int run_individual(plan_t *p)
     }
     int rc = OMPI_SUCCESS;
     if (n > 0) {
-        ssize_t got = fbtl_call(fh, p->rw, io, (int) n,
+        ssize_t got = fbtl_call(p, p->rw, io, (int) n,
                                 0 != (fh->f_flags & OMPIO_COLLECTIVE_OP));
         if (got < 0) {
             rc = (int) got;
@@ -987,7 +1084,9 @@ static int make_plan(plan_t *p)
 
     int alg = opt->algorithm;
     if (MCA_COMMON_SFIO_COLL_AUTO == alg) {
-        mca_common_sfio_coll_inputs_t in = { p->sum.c, k, ss, p->sum.gap };
+        mca_common_sfio_coll_inputs_t in = { p->sum.c, k, ss, p->sum.gap,
+                                             !fs_is_local(fh, opt) &&
+                                             mca_common_sfio_coll_dup_heavy(&p->sum) };
         alg = mca_common_sfio_coll_decide(&in, mca_common_sfio_coll_default_rules,
                                           mca_common_sfio_coll_default_nrules,
                                           MCA_COMMON_SFIO_COLL_TWO_PHASE);
@@ -1001,6 +1100,11 @@ static int make_plan(plan_t *p)
         alg = MCA_COMMON_SFIO_COLL_TWO_PHASE;
     }
     p->alg = alg;
+    /* A queued write waits on the storage, not on this process: on a
+     * network file system the next cycle's exchange fits in that wait.
+     * On local storage the write is a copy by this process's core, so
+     * nothing is gained there by default. */
+    p->async = !p->rw && (1 == opt->async_io || (opt->async_io < 0 && !fs_is_local(fh, opt)));
     if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == alg) {
         p->naggr = 0;
         p->ncyc = 0;
@@ -1013,6 +1117,11 @@ static int make_plan(plan_t *p)
     uint64_t cb = opt->cycle_bytes;
     if (0 == cb) {
         cb = fh->f_bytes_per_agg > 0 ? (uint64_t) fh->f_bytes_per_agg / 2 : (16u << 20);
+        /* Queued writes: small cycles, so the exchange of all but the
+         * first hides behind the storage's time for the previous one. */
+        if (p->async && opt->async_cycle_bytes > 0 && cb > opt->async_cycle_bytes) {
+            cb = opt->async_cycle_bytes;
+        }
     }
     p->cycle_bytes = cb < 1 ? 1 : cb;
     int forced = info_int(fh, "cb_nodes");
@@ -1147,8 +1256,8 @@ static void plan_free(plan_t *p)
         free(p->slot[i].reqs);
         free(p->slot[i].areqs);
         free(p->slot[i].dreqs);
+        free(p->slot[i].ubuf);
     }
-    free(p->ubuf);
     free(p->ap);
     free(p->runs);
     free(p->order);
@@ -1190,9 +1299,54 @@ typedef struct op_t {
     op_state_t state;
     int rc;                     /* the call's result (the same everywhere) */
     int worst_in, worst;
+    double t[OP_DONE + 1];      /* verbose 2: when each state was entered */
 } op_t;
 
 static op_t *ops_head;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* Verbose 2: marks when op entered its current state (first entry only). */
+static void op_mark(op_t *op)
+{
+    if (opal_output_get_verbosity(op->p.opt->output) >= 2 && 0 == op->t[op->state]) {
+        op->t[op->state] = now_s();
+    }
+}
+
+/* Verbose 2 (every rank): milliseconds from the start to the end of each
+ * state the call went through, and in file I/O. */
+static void op_report_times(const op_t *op)
+{
+    static const char *names[] = { "queued", "summary", "cuts", "counts", "cycles", "agree",
+                                   "drain" };
+    char line[512];
+    size_t used = 0;
+    int prev = OP_QUEUED;
+    double end = now_s();
+    for (int s = OP_QUEUED + 1; s <= OP_DONE + 1 && used < sizeof(line); ++s) {
+        double t = s <= OP_DONE ? op->t[s] : end;
+        if (0 == t) {
+            continue;
+        }
+        used += (size_t) snprintf(line + used, sizeof(line) - used, " %s %.2f", names[prev],
+                                  1e3 * (t - op->t[prev]));
+        prev = s;
+    }
+    if (used < sizeof(line)) {
+        (void) snprintf(line + used, sizeof(line) - used,
+                        "; total %.2f, file I/O %.2f ms (%d writes queued)",
+                        1e3 * (end - op->t[OP_QUEUED]), 1e3 * op->p.io_seconds,
+                        op->p.nqueued);
+    }
+    opal_output_verbose(2, op->p.opt->output, "fcoll:adaptive: rank %d %s times (ms):%s",
+                        op->p.rank, op->p.rw ? "read_all" : "write_all", line);
+}
 
 /* Set while a step runs: OMPIO's progress may be entered again from
  * inside it (an fbtl or a PML making progress); that entry must not step
@@ -1284,13 +1438,14 @@ static void op_after_summary(op_t *op)
     mca_common_sfio_fcoll_last.gap = p->sum.gap;
     if (0 == p->rank) {
         opal_output_verbose(1, p->opt->output,
-                            "fcoll:adaptive: %s %s: np=%d bytes=%llu c=%llu gap=%d "
-                            "aggregators=%d cycles=%d cycle_bytes=%llu",
+                            "fcoll:adaptive: %s %s: np=%d bytes=%llu c=%llu gap=%d dup=%llu "
+                            "aggregators=%d cycles=%d cycle_bytes=%llu%s",
                             p->rw ? "read_all" : "write_all",
                             mca_common_sfio_coll_algs[p->alg].name, p->P,
                             (unsigned long long) p->sum.bytes, (unsigned long long) p->sum.c,
-                            (int) p->sum.gap, p->naggr, p->ncyc,
-                            (unsigned long long) p->cycle_bytes);
+                            (int) p->sum.gap, (unsigned long long) p->sum.dup, p->naggr,
+                            p->ncyc, (unsigned long long) p->cycle_bytes,
+                            p->async && p->ncyc > 1 ? " async" : "");
         if (OMPI_SUCCESS == op->rc && p->naggr > 0) {
             report_placement(p);
         }
@@ -1340,13 +1495,14 @@ static void op_start_cycles(op_t *op)
     }
 }
 
-static bool slot_drained(slot_t *s, int *rc)
+static bool slot_drained(plan_t *p, slot_t *s, int *rc)
 {
     /* each set is freed once complete; the order does not matter */
     bool a = NULL == s->areqs || reqs_done(s->areqs, &s->nareq, rc);
     bool b = NULL == s->reqs || reqs_done(s->reqs, &s->nreq, rc);
     bool d = NULL == s->dreqs || reqs_done(s->dreqs, &s->ndreq, rc);
-    return a && b && d;
+    bool w = write_done(p, s);
+    return a && b && d && w;
 }
 
 /* One cycle c, in three phases that each may have to wait:
@@ -1362,6 +1518,12 @@ static int cycles_step(plan_t *p)
     if (!p->fatal && p->cyc < p->ncyc) {
         slot_t *s = &p->slot[p->cyc % 2], *t = &p->slot[(p->cyc + 1) % 2];
         if (0 == p->cphase) {
+            /* Cycle c - 1's queued write is done before c's is queued (one
+             * write in flight: the aggregator's cycles keep their order)
+             * and before the slot takes c + 1's messages. */
+            if (!write_done(p, t)) {
+                return 0;
+            }
             if (p->cyc + 1 < p->ncyc) {
                 if (!reqs_done(t->dreqs, &t->ndreq, &rc)) {
                     return 0;
@@ -1412,7 +1574,7 @@ fatal:
     p->fatal = 1;
     rc = OMPI_SUCCESS;
 drain:
-    if (!slot_drained(&p->slot[0], &rc) | !slot_drained(&p->slot[1], &rc)) {
+    if (!slot_drained(p, &p->slot[0], &rc) | !slot_drained(p, &p->slot[1], &rc)) {
         if (OMPI_SUCCESS != rc && OMPI_SUCCESS == p->lrc) {
             p->lrc = rc;
         }
@@ -1432,7 +1594,7 @@ static bool op_drained(op_t *op)
     int rc = OMPI_SUCCESS;
     bool c = reqs_done(p->creq, &p->ncreq, &rc);
     bool d = NULL == p->preq || reqs_done(p->preq, &p->npreq, &rc);
-    return c & d & slot_drained(&p->slot[0], &rc) & slot_drained(&p->slot[1], &rc);
+    return c & d & slot_drained(p, &p->slot[0], &rc) & slot_drained(p, &p->slot[1], &rc);
 }
 
 /* Advances op as far as it can without waiting; true when it is over. */
@@ -1441,6 +1603,7 @@ static bool op_step(op_t *op)
     plan_t *p = &op->p;
     int rc = OMPI_SUCCESS;
     for (;;) {
+        op_mark(op);
         switch (op->state) {
         case OP_QUEUED:
             if (!op_first_of_file(op)) {
@@ -1538,6 +1701,9 @@ static bool op_progress(struct mca_ompio_request_t *req)
     op_stepping = 0;
     if (!done) {
         return false;
+    }
+    if (0 != op->t[OP_DONE]) {
+        op_report_times(op);
     }
     req->req_ompi.req_status.MPI_ERROR = op->rc;
     req->req_ompi.req_status._ucount = OMPI_SUCCESS == op->rc ? op->p.max_data : 0;
@@ -1682,10 +1848,11 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
         tail = &(*tail)->next;
     }
     *tail = op;
+    op->state = OP_QUEUED;
+    op_mark(op);
     if (op_first_of_file(op)) {
         op_post_summary(op);
-    } else {
-        op->state = OP_QUEUED;
+        op_mark(op);
     }
     mca_common_ompio_register_progress();
     *request = &req->req_ompi;

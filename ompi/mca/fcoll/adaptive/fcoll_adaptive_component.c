@@ -25,6 +25,8 @@ static int adaptive_read_extent_ratio = -1;
 static int adaptive_local_aggregators_per_cpu = 1;
 static int adaptive_storage = MCA_COMMON_SFIO_STORAGE_AUTO;
 static int adaptive_placement = MCA_COMMON_SFIO_PLACE_SPREAD;
+static int adaptive_async_io = -1;
+static size_t adaptive_async_cycle_bytes = 1 << 20;
 static char **adaptive_emulate_nodes = NULL;    /* heap cell: outlives the DSO */
 
 static void options_from_params(void)
@@ -40,6 +42,8 @@ static void options_from_params(void)
         .read_extent_ratio = adaptive_read_extent_ratio,
         .local_aggregators_per_cpu = adaptive_local_aggregators_per_cpu,
         .storage = adaptive_storage,
+        .async_io = adaptive_async_io,
+        .async_cycle_bytes = adaptive_async_cycle_bytes,
         .placement = adaptive_placement,
         .emulate_nodes = NULL != adaptive_emulate_nodes ? *adaptive_emulate_nodes : NULL,
         .output = mca_fcoll_adaptive_output,
@@ -124,6 +128,22 @@ static int adaptive_register(void)
         "never capped",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_local_aggregators_per_cpu);
+    adaptive_async_io = -1;
+    (void) mca_base_component_var_register(c, "async_io",
+        "Aggregators queue each cycle's file write (the fbtl's ipwritev) and exchange the "
+        "next cycle while it runs: 1 always, 0 never, -1 (default) on network storage only "
+        "(see fcoll_adaptive_storage), where a write waits on the storage rather than on "
+        "the process.  An fbtl without asynchronous writes is called synchronously",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_async_io);
+    adaptive_async_cycle_bytes = 1 << 20;
+    (void) mca_base_component_var_register(c, "async_cycle_bytes",
+        "Bytes per cycle while writes are queued (fcoll_adaptive_async_io) and "
+        "fcoll_adaptive_cycle_bytes is 0: smaller cycles hide more of the exchange behind "
+        "the previous cycle's write, only the first cycle's exchange is not hidden; "
+        "0: the usual automatic size (half of cb_buffer_size)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_async_cycle_bytes);
     if (OPAL_SUCCESS != mca_common_sfio_fcoll_storage_register(c, &adaptive_storage)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
