@@ -165,7 +165,7 @@ ld = importlib.machinery.SourceFileLoader('sfio_bench_drv', sys.argv[1])
 m = importlib.util.module_from_spec(importlib.util.spec_from_loader(ld.name, ld))
 ld.exec_module(m)
 err = '\n'.join([
-    '[fcoll:adaptive] fcoll:adaptive: write_all two_phase: np=4 bytes=8388608 c=1 gap=0 aggregators=4 cycles=1 cycle_bytes=1',
+    '[fcoll:adaptive] fcoll:adaptive: write_all two_phase: np=4 bytes=8388608 c=1 gap=0 dup=4096 aggregators=4 cycles=8 cycle_bytes=1048576 async',
     '[fcoll:adaptive] fcoll:adaptive: write_all two_phase: np=4 bytes=2048 c=1 gap=0 aggregators=1 cycles=1 cycle_bytes=1',
     '[fcoll:adaptive] fcoll:adaptive: read_all individual: np=4 bytes=8388608 c=1 gap=0 aggregators=3 cycles=0 cycle_bytes=0'])
 c = m.parse_adaptive_verbose(err)
