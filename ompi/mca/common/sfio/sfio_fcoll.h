@@ -54,7 +54,7 @@ typedef struct mca_common_sfio_fcoll_options_t {
     int async_io;           /* aggregators queue each cycle's write (fbtl ipwritev)
                                and exchange the next cycle meanwhile: 1 always,
                                0 never, -1 on network file systems only */
-    uint64_t async_cycle_bytes; /* automatic cycle size when writes are queued */
+    uint64_t write_cycle_bytes; /* automatic write cycles are at most this (0: no bound) */
     int placement;          /* mca_common_sfio_place_policy_t */
     const char *emulate_nodes;  /* NULL/"": real nodes; "block:N", "cyclic:N" */
     int output;             /* verbose stream */

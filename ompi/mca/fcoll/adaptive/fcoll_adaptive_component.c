@@ -26,7 +26,7 @@ static int adaptive_local_aggregators_per_cpu = 1;
 static int adaptive_storage = MCA_COMMON_SFIO_STORAGE_AUTO;
 static int adaptive_placement = MCA_COMMON_SFIO_PLACE_SPREAD;
 static int adaptive_async_io = -1;
-static size_t adaptive_async_cycle_bytes = 1 << 20;
+static size_t adaptive_write_cycle_bytes = 1 << 20;
 static char **adaptive_emulate_nodes = NULL;    /* heap cell: outlives the DSO */
 
 static void options_from_params(void)
@@ -43,7 +43,7 @@ static void options_from_params(void)
         .local_aggregators_per_cpu = adaptive_local_aggregators_per_cpu,
         .storage = adaptive_storage,
         .async_io = adaptive_async_io,
-        .async_cycle_bytes = adaptive_async_cycle_bytes,
+        .write_cycle_bytes = adaptive_write_cycle_bytes,
         .placement = adaptive_placement,
         .emulate_nodes = NULL != adaptive_emulate_nodes ? *adaptive_emulate_nodes : NULL,
         .output = mca_fcoll_adaptive_output,
@@ -102,7 +102,8 @@ static int adaptive_register(void)
     adaptive_cycle_bytes = 0;
     (void) mca_base_component_var_register(c, "cycle_bytes",
         "Bytes an aggregator moves per cycle; 0 (default): half of the cb_buffer_size hint "
-        "or io_ompio_bytes_per_agg (two cycles are in flight: double buffering)",
+        "or io_ompio_bytes_per_agg (two cycles are in flight: double buffering), for writes "
+        "at most fcoll_adaptive_write_cycle_bytes",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_cycle_bytes);
     adaptive_read_extent_ratio = -1;
@@ -121,8 +122,9 @@ static int adaptive_register(void)
         "aggregators per processor online on each node (never more than the node's ranks).  "
         "There a write is a memory copy, so aggregators beyond the cores only take turns on "
         "them (8 ranks on 2 cores: 2 aggregators wrote the 3-D block 1.3x and HDF5 1.2x "
-        "faster than 8).  Applies when the call has at least one cycle buffer "
-        "(fcoll_adaptive_cycle_bytes) per capped aggregator; smaller calls are bound by "
+        "faster than 8).  Applies when the call has at least one aggregator buffer "
+        "(fcoll_adaptive_cycle_bytes when set, else half of cb_buffer_size) per capped "
+        "aggregator; smaller calls are bound by "
         "message steps, not copies.  Network file systems are not capped (each client's "
         "link is the limit).  0: no cap.  Forced counts (num_aggregators, cb_nodes) are "
         "never capped",
@@ -136,14 +138,14 @@ static int adaptive_register(void)
         "the process.  An fbtl without asynchronous writes is called synchronously",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_async_io);
-    adaptive_async_cycle_bytes = 1 << 20;
-    (void) mca_base_component_var_register(c, "async_cycle_bytes",
-        "Bytes per cycle while writes are queued (fcoll_adaptive_async_io) and "
-        "fcoll_adaptive_cycle_bytes is 0: smaller cycles hide more of the exchange behind "
-        "the previous cycle's write, only the first cycle's exchange is not hidden; "
-        "0: the usual automatic size (half of cb_buffer_size)",
+    adaptive_write_cycle_bytes = 1 << 20;
+    (void) mca_base_component_var_register(c, "write_cycle_bytes",
+        "Automatic write cycles (fcoll_adaptive_cycle_bytes 0) are at most this many bytes: "
+        "a small cycle's data stays in the caches from the sender's copy to the file write, "
+        "and with queued writes (fcoll_adaptive_async_io) all but the first cycle's exchange "
+        "hide behind the previous write; 0: half of cb_buffer_size, as reads",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_async_cycle_bytes);
+        &adaptive_write_cycle_bytes);
     if (OPAL_SUCCESS != mca_common_sfio_fcoll_storage_register(c, &adaptive_storage)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
