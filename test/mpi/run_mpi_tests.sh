@@ -46,8 +46,8 @@
 #                     adaptive-smallbuf_<alg>  the same with the smallbuf sizes
 #                                   (many cycles, double buffering exercised)
 #                     adaptive-async_<alg>  adaptive-smallbuf_<alg> with queued
-#                                   cycle writes (fcoll_adaptive_async_io 1: the
-#                                   fbtl's ipwritev, POSIX AIO in stock
+#                                   cycle writes and reads (fcoll_adaptive_async_io 1:
+#                                   the fbtl's ipwritev / ipreadv, POSIX AIO in stock
 #                                   fbtl/posix, the worker thread in fbtl/versioned)
 #                     place-block2_<alg>, place-cyclic2_<alg>  fcoll adaptive, 3
 #                                   aggregators forced, on 2 emulated nodes

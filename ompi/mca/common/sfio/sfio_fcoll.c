@@ -189,7 +189,7 @@ static void mstream_copy(const mstream_t *m, uint64_t pos, uint64_t len, char *e
 }
 
 /* Pieces averaging less than this are gathered into one buffer before a
- * queued write (see aggregate_cycle). */
+ * queued write (see write_aggregate). */
 #define SFIO_FCOLL_SMALL_PIECE (64u << 10)
 
 /* ------------------------------------------------------------------ */
@@ -216,8 +216,11 @@ typedef struct {
     int ndreq;
     char *ubuf;             /* aggregator: the union of the cycle's pieces */
     size_t ucap;
-    ompi_request_t *ioreq;  /* aggregator: this cycle's write, in flight (async) */
-    uint64_t iobytes;       /* what it must write */
+    ompi_request_t *ioreq;  /* aggregator: this cycle's file I/O, in flight (async) */
+    uint64_t iobytes;       /* what a queued write must write */
+    bool io_read;           /* ioreq is a read (short counts are the end of file) */
+    bool io_bad;            /* a queued read failed: its cycle answers zeros */
+    bool rd_issued;         /* read, aggregator: this slot's cycle read was issued */
     double io_t0;           /* when it was queued (verbose 2) */
 } slot_t;
 
@@ -266,14 +269,14 @@ typedef struct {
     mca_common_sfio_coll_piece_t *call; /* dynamic, aggregator: the group's runs */
     slot_t slot[2];
     int cyc, cphase, fatal;         /* cycle, its phase; fatal: stop, drain */
-    bool async;                     /* aggregators queue cycle writes (fbtl ipwritev) */
+    bool async;                     /* aggregators queue cycle I/O (fbtl ipwritev/ipreadv) */
     size_t apcap, runcap;
     apiece_t *ap;
     mca_common_sfio_coll_piece_t *runs;
     size_t *order;                  /* write_disjoint: 2 * ordcap entries */
     size_t ordcap;
     double io_seconds;              /* verbose 2: time in fbtl calls */
-    int nqueued;                    /* verbose 2: writes queued (async) */
+    int nqueued;                    /* verbose 2: file I/O queued (async) */
 } plan_t;
 
 /* True once every request of the set completed; then frees them and keeps
@@ -694,20 +697,21 @@ static void io_failed(plan_t *p)
     }
 }
 
-/* Queues io[0..n) as slot s's write through the fbtl's ipwritev (which
- * takes its own copy of the array).  False when the fbtl cannot: it has no
- * asynchronous path, could not queue the request, or returned without
- * starting anything (stock fbtl/posix built without POSIX AIO); the caller
- * then writes synchronously. */
-static bool write_queue(plan_t *p, slot_t *s, mca_common_ompio_io_array_t *io, int n,
-                        uint64_t bytes)
+/* Queues io[0..n) as slot s's write (rw 0) or read (rw 1) through the
+ * fbtl's ipwritev / ipreadv (which take their own copy of the array).
+ * False when the fbtl cannot: it has no asynchronous path, could not queue
+ * the request, or returned without starting anything (stock fbtl/posix
+ * built without POSIX AIO); the caller then does the I/O synchronously. */
+static bool io_queue(plan_t *p, slot_t *s, int rw, mca_common_ompio_io_array_t *io, int n,
+                     uint64_t bytes)
 {
     ompio_file_t *fh = p->fh;
     mca_ompio_request_t *req = NULL;
-    if (NULL == fh->f_fbtl->fbtl_ipwritev || NULL == fh->f_fbtl->fbtl_progress) {
+    if (NULL == (rw ? fh->f_fbtl->fbtl_ipreadv : fh->f_fbtl->fbtl_ipwritev) ||
+        NULL == fh->f_fbtl->fbtl_progress) {
         return false;
     }
-    mca_common_ompio_request_alloc(&req, MCA_OMPIO_REQUEST_WRITE);
+    mca_common_ompio_request_alloc(&req, rw ? MCA_OMPIO_REQUEST_READ : MCA_OMPIO_REQUEST_WRITE);
     if (NULL == req) {
         return false;
     }
@@ -717,7 +721,8 @@ static bool write_queue(plan_t *p, slot_t *s, mca_common_ompio_io_array_t *io, i
     fh->f_io_array = io;
     fh->f_num_of_io_entries = n;
     fh->f_flags &= ~OMPIO_COLLECTIVE_OP;    /* as fbtl_call: no write data sieving */
-    ssize_t rc = fh->f_fbtl->fbtl_ipwritev(fh, (ompi_request_t *) req);
+    ssize_t rc = rw ? fh->f_fbtl->fbtl_ipreadv(fh, (ompi_request_t *) req)
+                    : fh->f_fbtl->fbtl_ipwritev(fh, (ompi_request_t *) req);
     fh->f_io_array = save_io;
     fh->f_num_of_io_entries = save_n;
     fh->f_flags = save_flags;
@@ -730,13 +735,15 @@ static bool write_queue(plan_t *p, slot_t *s, mca_common_ompio_io_array_t *io, i
     s->ioreq = &req->req_ompi;
     p->nqueued++;
     s->iobytes = bytes;
+    s->io_read = 0 != rw;
     s->io_t0 = now_s();
     return true;
 }
 
-/* True once slot s has no write in flight; a failed or short one is kept
- * for the closing agreement.  OMPIO's progress completes the request. */
-static bool write_done(plan_t *p, slot_t *s)
+/* True once slot s has no file I/O in flight; a failed one, or a short
+ * write, is kept for the closing agreement (a failed read also makes its
+ * cycle answer zeros).  OMPIO's progress completes the request. */
+static bool io_done(plan_t *p, slot_t *s)
 {
     if (NULL == s->ioreq) {
         return true;
@@ -746,8 +753,9 @@ static bool write_done(plan_t *p, slot_t *s)
     }
     opal_atomic_rmb();
     if (OMPI_SUCCESS != s->ioreq->req_status.MPI_ERROR ||
-        s->ioreq->req_status._ucount < s->iobytes) {
+        (!s->io_read && s->ioreq->req_status._ucount < s->iobytes)) {
         io_failed(p);
+        s->io_bad = s->io_read;
     }
     p->io_seconds += now_s() - s->io_t0;
     (void) ompi_request_free(&s->ioreq);
@@ -763,7 +771,7 @@ static void write_cycle(plan_t *p, slot_t *s, int c, mca_common_ompio_io_array_t
     for (int i = 0; i < n; ++i) {
         bytes += io[i].length;
     }
-    if (n <= 0 || (p->async && c + 1 < p->ncyc && write_queue(p, s, io, n, bytes))) {
+    if (n <= 0 || (p->async && c + 1 < p->ncyc && io_queue(p, s, 0, io, n, bytes))) {
         return;
     }
     if (fbtl_call(p, 0, io, n, false) < 0) {
@@ -771,7 +779,7 @@ static void write_cycle(plan_t *p, slot_t *s, int c, mca_common_ompio_io_array_t
     }
 }
 
-/* Write side of aggregate_cycle for the m pieces in p->ap / p->runs (rank
+/* For write_aggregate, the m pieces in p->ap / p->runs (rank
  * order) when no two overlap: one fbtl call over the pieces in offset
  * order, straight from the receive buffer.  Returns 1 when they overlap
  * (the caller builds their union, where rank order wins), else 0 or an
@@ -809,40 +817,35 @@ static int write_disjoint(plan_t *p, slot_t *s, int c, size_t m)
     return OMPI_SUCCESS;
 }
 
-/* The aggregator's side of cycle c once its messages are in: write the
- * union of the pieces (rank order wins overlaps), or read it and answer.
- * An I/O error is kept in p->lrc and the protocol goes on (a read answers
- * zeros), so no peer waits for a message that never comes; the closing
- * agreement makes it everyone's error. */
-static int aggregate_cycle(plan_t *p, slot_t *s, int c)
+/* The aggregator's pieces of cycle c, from slot s's headers, in rank order
+ * into p->ap (with where their bytes are: write data in s->rbuf) and
+ * p->runs.  *m: how many; *at: where the headers (and write data) end in
+ * s->rbuf. */
+static int collect_pieces(plan_t *p, slot_t *s, int c, size_t *m_out, size_t *at_out)
 {
-    char **ubuf = &s->ubuf;
-    size_t *ucap = &s->ucap, *apcap = &p->apcap, *runcap = &p->runcap;
-    apiece_t **ap = &p->ap;
-    mca_common_sfio_coll_piece_t **runs = &p->runs;
-    int rc = OMPI_SUCCESS;
     size_t n = 0;
     for (int q = 0; q < p->P; ++q) {
         n += cnt_np(p, q, c);
     }
+    *m_out = 0;
+    *at_out = 0;
     if (0 == n) {
         return OMPI_SUCCESS;
     }
-    if (n > *apcap) {
-        apiece_t *na = realloc(*ap, n * sizeof(apiece_t));
-        mca_common_sfio_coll_piece_t *nr = realloc(*runs, n * sizeof(*nr));
+    if (n > p->apcap) {
+        apiece_t *na = realloc(p->ap, n * sizeof(apiece_t));
+        mca_common_sfio_coll_piece_t *nr = realloc(p->runs, n * sizeof(*nr));
         if (NULL != na) {
-            *ap = na;
+            p->ap = na;
         }
         if (NULL != nr) {
-            *runs = nr;
+            p->runs = nr;
         }
         if (NULL == na || NULL == nr) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
-        *apcap = *runcap = n;
+        p->apcap = p->runcap = n;
     }
-    /* Pieces in rank order; runs = their union. */
     size_t at = 0, m = 0;
     for (int q = 0; q < p->P; ++q) {
         size_t np = cnt_np(p, q, c);
@@ -852,11 +855,11 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c)
         const uint64_t *hdr = (const uint64_t *) (s->rbuf + at);
         char *data = s->rbuf + at + 16 * np;
         for (size_t i = 0; i < np; ++i) {
-            (*ap)[m].off = hdr[2 * i];
-            (*ap)[m].len = hdr[2 * i + 1];
-            (*ap)[m].data = data;
-            (*runs)[m].off = hdr[2 * i];
-            (*runs)[m].len = hdr[2 * i + 1];
+            p->ap[m].off = hdr[2 * i];
+            p->ap[m].len = hdr[2 * i + 1];
+            p->ap[m].data = data;
+            p->runs[m].off = hdr[2 * i];
+            p->runs[m].len = hdr[2 * i + 1];
             if (!p->rw) {
                 data += hdr[2 * i + 1];
             }
@@ -864,15 +867,81 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c)
         }
         at += 16 * np + (p->rw ? 0 : cnt_nb(p, q, c));
     }
+    *m_out = m;
+    *at_out = at;
+    return OMPI_SUCCESS;
+}
+
+/* The union of the m collected pieces (reads join holes up to
+ * read_max_gap) laid out in s->ubuf: run r at rpos[r] (caller frees), and
+ * when io is not NULL one fbtl entry per run (caller frees). */
+typedef struct {
+    size_t nruns, total;
+    size_t *rpos;
+    mca_common_ompio_io_array_t *io;
+} ulayout_t;
+
+static int union_layout(plan_t *p, slot_t *s, size_t m, bool with_io, ulayout_t *u)
+{
+    u->nruns = mca_common_sfio_coll_union(p->runs, m, p->rw ? p->opt->read_max_gap : 0, p->runs);
+    u->total = 0;
+    for (size_t r = 0; r < u->nruns; ++r) {
+        u->total += (size_t) p->runs[r].len;
+    }
+    u->io = NULL;
+    u->rpos = malloc((u->nruns + 1) * sizeof(size_t));
+    if (with_io) {
+        u->io = malloc((u->nruns + 1) * sizeof(*u->io));
+    }
+    if (NULL == u->rpos || (with_io && NULL == u->io) ||
+        0 != grow(&s->ubuf, &s->ucap, u->total ? u->total : 1)) {
+        free(u->rpos);
+        free(u->io);
+        u->rpos = NULL;
+        u->io = NULL;
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    size_t pos = 0;
+    for (size_t r = 0; r < u->nruns; ++r) {
+        u->rpos[r] = pos;
+        if (with_io) {
+            u->io[r].memory_address = s->ubuf + pos;
+            u->io[r].offset = (IOVBASE_TYPE *) (intptr_t) p->runs[r].off;
+            u->io[r].length = (size_t) p->runs[r].len;
+        }
+        pos += (size_t) p->runs[r].len;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* Where collected piece i lies in s->ubuf. */
+static char *union_at(const plan_t *p, const slot_t *s, const ulayout_t *u, size_t i)
+{
+    long r = mca_common_sfio_coll_run_of(p->runs, u->nruns, p->ap[i].off);
+    return s->ubuf + u->rpos[r] + (p->ap[i].off - p->runs[r].off);
+}
+
+/* Write, aggregator: cycle c's pieces (slot s's messages are in) go to the
+ * file; the union of the pieces where they overlap (rank order wins), or
+ * where many small pieces would make many queued requests.  An I/O error
+ * is kept in p->lrc and the protocol goes on; the closing agreement makes
+ * it everyone's error. */
+static int write_aggregate(plan_t *p, slot_t *s, int c)
+{
+    size_t m, at;
+    int rc = collect_pieces(p, s, c, &m, &at);
+    if (OMPI_SUCCESS != rc || 0 == m) {
+        return rc;
+    }
     /* A queued write of many small pieces goes through the union buffer:
      * one copy, then few large requests (an asynchronous fbtl may issue
      * one request per entry: stock fbtl/posix, one aio_write each). */
     uint64_t pbytes = 0;
-    for (size_t i = 0; !p->rw && i < m; ++i) {
-        pbytes += (*ap)[i].len;
+    for (size_t i = 0; i < m; ++i) {
+        pbytes += p->ap[i].len;
     }
     bool gather = p->async && c + 1 < p->ncyc && pbytes < (uint64_t) m * SFIO_FCOLL_SMALL_PIECE;
-    if (!p->rw && !gather) {
+    if (!gather) {
         /* Disjoint pieces (the usual case) go to the file from where they
          * arrived: no union buffer, no copy.  The fbtl joins neighbours. */
         int drc = write_disjoint(p, s, c, m);
@@ -880,83 +949,97 @@ static int aggregate_cycle(plan_t *p, slot_t *s, int c)
             return drc;
         }
     }
-    size_t nruns = mca_common_sfio_coll_union(*runs, m, p->rw ? p->opt->read_max_gap : 0, *runs);
-    /* Buffer positions of the runs. */
-    size_t total = 0;
-    for (size_t r = 0; r < nruns; ++r) {
-        total += (size_t) (*runs)[r].len;
+    ulayout_t u;
+    rc = union_layout(p, s, m, true, &u);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
-    if (0 != grow(ubuf, ucap, total ? total : 1)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    mca_common_ompio_io_array_t *io = malloc(nruns * sizeof(*io));
-    size_t *rpos = malloc((nruns + 1) * sizeof(size_t));
-    if (NULL == io || NULL == rpos) {
-        free(io);
-        free(rpos);
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    size_t pos = 0;
-    for (size_t r = 0; r < nruns; ++r) {
-        rpos[r] = pos;
-        io[r].memory_address = *ubuf + pos;
-        io[r].offset = (IOVBASE_TYPE *) (intptr_t) (*runs)[r].off;
-        io[r].length = (size_t) (*runs)[r].len;
-        pos += (size_t) (*runs)[r].len;
-    }
-    if (!p->rw) {
-        for (size_t i = 0; i < m; ++i) {
-            long r = mca_common_sfio_coll_run_of(*runs, nruns, (*ap)[i].off);
-            memcpy(*ubuf + rpos[r] + ((*ap)[i].off - (*runs)[r].off), (*ap)[i].data,
-                   (size_t) (*ap)[i].len);
-        }
-    } else {
-        memset(*ubuf, 0, total);    /* bytes beyond the end of file read as 0 */
+    for (size_t i = 0; i < m; ++i) {
+        memcpy(union_at(p, s, &u, i), p->ap[i].data, (size_t) p->ap[i].len);
     }
     /* Not OMPIO_COLLECTIVE_OP for writes: with it, stock fbtl/posix 4.1
      * does a read-modify-write over the gaps ("write data sieving") whose
      * buffer is not cleared after a short read past the end of file, so
      * stale bytes land behind EOF.  The runs are disjoint: nothing to gain. */
-    if (!p->rw) {
-        write_cycle(p, s, c, io, (int) nruns);
-    } else if (fbtl_call(p, 1, io, (int) nruns, true) < 0) {
+    write_cycle(p, s, c, u.io, (int) u.nruns);
+    free(u.io);
+    free(u.rpos);
+    return OMPI_SUCCESS;
+}
+
+/* Read, aggregator: issues cycle c's file read (slot s's headers are in)
+ * into s's union buffer: queued (fbtl ipreadv) when the plan queues I/O,
+ * else now.  A failed read is kept in p->lrc and answers zeros. */
+static int read_issue(plan_t *p, slot_t *s, int c)
+{
+    size_t m, at;
+    int rc = collect_pieces(p, s, c, &m, &at);
+    s->rd_issued = true;
+    if (OMPI_SUCCESS != rc || 0 == m) {
+        return rc;
+    }
+    ulayout_t u;
+    rc = union_layout(p, s, m, true, &u);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    memset(s->ubuf, 0, u.total);    /* bytes beyond the end of file read as 0 */
+    if (!(p->async && io_queue(p, s, 1, u.io, (int) u.nruns, u.total)) &&
+        fbtl_call(p, 1, u.io, (int) u.nruns, true) < 0) {
         io_failed(p);
-        memset(*ubuf, 0, total);
+        memset(s->ubuf, 0, u.total);
     }
-    free(io);
-    if (p->rw) {
-        /* Answer each rank with its pieces' bytes, in its order.  Ranks'
-         * pieces may overlap (several readers of one byte), so the replies
-         * can be longer than the union that was read. */
-        size_t replies = 0;
-        for (size_t k = 0; k < m; ++k) {
-            replies += (size_t) (*ap)[k].len;
-        }
-        if (0 != grow(&s->rbuf, &s->rcap, at + replies)) {
-            free(rpos);
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        }
-        /* rbuf holds only headers for reads; replies go after them. */
-        char *out = s->rbuf + at;
-        size_t i = 0;
-        for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
-            size_t np = cnt_np(p, q, c);
-            if (0 == np) {
-                continue;
-            }
-            char *start = out;
-            for (size_t j = 0; j < np; ++j, ++i) {
-                long r = mca_common_sfio_coll_run_of(*runs, nruns, (*ap)[i].off);
-                memcpy(out, *ubuf + rpos[r] + ((*ap)[i].off - (*runs)[r].off),
-                       (size_t) (*ap)[i].len);
-                out += (*ap)[i].len;
-            }
-            rc = MCA_PML_CALL(isend(start, (size_t) (out - start), MPI_BYTE, q,
-                                    SFIO_FCOLL_TAG + 1, MCA_PML_BASE_SEND_STANDARD, p->comm,
-                                    &s->dreqs[s->ndreq++]));
-        }
+    free(u.io);
+    free(u.rpos);
+    return OMPI_SUCCESS;
+}
+
+/* Read, aggregator: once cycle c's read is in s's union buffer, answers
+ * each rank with its pieces' bytes, in its order.  Ranks' pieces may
+ * overlap (several readers of one byte), so the replies can be longer than
+ * the union that was read. */
+static int read_answer(plan_t *p, slot_t *s, int c)
+{
+    size_t m, at;
+    int rc = collect_pieces(p, s, c, &m, &at);
+    s->rd_issued = false;
+    if (OMPI_SUCCESS != rc || 0 == m) {
+        return rc;
     }
-    free(rpos);
+    ulayout_t u;
+    rc = union_layout(p, s, m, false, &u);    /* as read_issue: ubuf keeps its size */
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (s->io_bad) {
+        memset(s->ubuf, 0, u.total);
+        s->io_bad = false;
+    }
+    size_t replies = 0;
+    for (size_t k = 0; k < m; ++k) {
+        replies += (size_t) p->ap[k].len;
+    }
+    if (0 != grow(&s->rbuf, &s->rcap, at + replies)) {
+        free(u.rpos);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* rbuf holds only headers for reads; replies go after them. */
+    char *out = s->rbuf + at;
+    size_t i = 0;
+    for (int q = 0; q < p->P && OMPI_SUCCESS == rc; ++q) {
+        size_t np = cnt_np(p, q, c);
+        if (0 == np) {
+            continue;
+        }
+        char *start = out;
+        for (size_t j = 0; j < np; ++j, ++i) {
+            memcpy(out, union_at(p, s, &u, i), (size_t) p->ap[i].len);
+            out += p->ap[i].len;
+        }
+        rc = MCA_PML_CALL(isend(start, (size_t) (out - start), MPI_BYTE, q, SFIO_FCOLL_TAG + 1,
+                                MCA_PML_BASE_SEND_STANDARD, p->comm, &s->dreqs[s->ndreq++]));
+    }
+    free(u.rpos);
     return rc;
 }
 
@@ -1104,7 +1187,7 @@ static int make_plan(plan_t *p)
      * network file system the next cycle's exchange fits in that wait.
      * On local storage the write is a copy by this process's core, so
      * nothing is gained there by default. */
-    p->async = !p->rw && (1 == opt->async_io || (opt->async_io < 0 && !fs_is_local(fh, opt)));
+    p->async = 1 == opt->async_io || (opt->async_io < 0 && !fs_is_local(fh, opt));
     if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == alg) {
         p->naggr = 0;
         p->ncyc = 0;
@@ -1129,6 +1212,12 @@ static int make_plan(plan_t *p)
     if (0 == opt->cycle_bytes && !p->rw && opt->write_cycle_bytes > 0 &&
         cb > opt->write_cycle_bytes) {
         cb = opt->write_cycle_bytes;
+    }
+    /* Queued reads: the storage reads cycle c + 1 while cycle c's replies
+     * travel, which needs several cycles per aggregator. */
+    if (0 == opt->cycle_bytes && p->rw && p->async && opt->read_cycle_bytes > 0 &&
+        cb > opt->read_cycle_bytes) {
+        cb = opt->read_cycle_bytes;
     }
     p->cycle_bytes = cb < 1 ? 1 : cb;
     int forced = info_int(fh, "cb_nodes");
@@ -1347,7 +1436,7 @@ static void op_report_times(const op_t *op)
     }
     if (used < sizeof(line)) {
         (void) snprintf(line + used, sizeof(line) - used,
-                        "; total %.2f, file I/O %.2f ms (%d writes queued)",
+                        "; total %.2f, file I/O %.2f ms (%d requests queued)",
                         1e3 * (end - op->t[OP_QUEUED]), 1e3 * op->p.io_seconds,
                         op->p.nqueued);
     }
@@ -1508,7 +1597,7 @@ static bool slot_drained(plan_t *p, slot_t *s, int *rc)
     bool a = NULL == s->areqs || reqs_done(s->areqs, &s->nareq, rc);
     bool b = NULL == s->reqs || reqs_done(s->reqs, &s->nreq, rc);
     bool d = NULL == s->dreqs || reqs_done(s->dreqs, &s->ndreq, rc);
-    bool w = write_done(p, s);
+    bool w = io_done(p, s);
     return a && b && d && w;
 }
 
@@ -1528,7 +1617,7 @@ static int cycles_step(plan_t *p)
             /* Cycle c - 1's queued write is done before c's is queued (one
              * write in flight: the aggregator's cycles keep their order)
              * and before the slot takes c + 1's messages. */
-            if (!write_done(p, t)) {
+            if (!io_done(p, t)) {
                 return 0;
             }
             if (p->cyc + 1 < p->ncyc) {
@@ -1549,8 +1638,27 @@ static int cycles_step(plan_t *p)
                 if (!reqs_done(s->areqs, &s->nareq, &rc)) {
                     return 0;
                 }
-                if (OMPI_SUCCESS == rc) {
-                    rc = aggregate_cycle(p, s, p->cyc);
+                if (OMPI_SUCCESS == rc && !p->rw) {
+                    rc = write_aggregate(p, s, p->cyc);
+                } else if (OMPI_SUCCESS == rc) {
+                    /* The read may have been queued ahead (below); wait
+                     * for it, answer, then queue the next cycle's read as
+                     * soon as its headers are in, so the storage works
+                     * while this cycle's replies travel. */
+                    if (!s->rd_issued) {
+                        rc = read_issue(p, s, p->cyc);
+                    }
+                    if (OMPI_SUCCESS == rc && !io_done(p, s)) {
+                        return 0;
+                    }
+                    if (OMPI_SUCCESS == rc) {
+                        rc = read_answer(p, s, p->cyc);
+                    }
+                    if (OMPI_SUCCESS == rc && p->async && p->cyc + 1 < p->ncyc &&
+                        !t->rd_issued && reqs_done(t->areqs, &t->nareq, &rc) &&
+                        OMPI_SUCCESS == rc) {
+                        rc = read_issue(p, t, p->cyc + 1);
+                    }
                 }
                 if (OMPI_SUCCESS != rc) {
                     goto fatal;

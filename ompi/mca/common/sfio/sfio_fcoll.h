@@ -51,10 +51,13 @@ typedef struct mca_common_sfio_fcoll_options_t {
     int local_aggregators_per_cpu;  /* > 0: on local file systems the automatic
                                count is at most this many per processor of
                                each node (sfio_place_cpu_cap) */
-    int async_io;           /* aggregators queue each cycle's write (fbtl ipwritev)
-                               and exchange the next cycle meanwhile: 1 always,
-                               0 never, -1 on network file systems only */
+    int async_io;           /* aggregators queue each cycle's file I/O (fbtl
+                               ipwritev / ipreadv) and exchange the next cycle
+                               meanwhile: 1 always, 0 never, -1 on network file
+                               systems only */
     uint64_t write_cycle_bytes; /* automatic write cycles are at most this (0: no bound) */
+    uint64_t read_cycle_bytes;  /* automatic read cycles with queued reads are at
+                               most this (0: no bound) */
     int placement;          /* mca_common_sfio_place_policy_t */
     const char *emulate_nodes;  /* NULL/"": real nodes; "block:N", "cyclic:N" */
     int output;             /* verbose stream */

@@ -27,6 +27,7 @@ static int adaptive_storage = MCA_COMMON_SFIO_STORAGE_AUTO;
 static int adaptive_placement = MCA_COMMON_SFIO_PLACE_SPREAD;
 static int adaptive_async_io = -1;
 static size_t adaptive_write_cycle_bytes = 1 << 20;
+static size_t adaptive_read_cycle_bytes = 1 << 20;
 static char **adaptive_emulate_nodes = NULL;    /* heap cell: outlives the DSO */
 
 static void options_from_params(void)
@@ -44,6 +45,7 @@ static void options_from_params(void)
         .storage = adaptive_storage,
         .async_io = adaptive_async_io,
         .write_cycle_bytes = adaptive_write_cycle_bytes,
+        .read_cycle_bytes = adaptive_read_cycle_bytes,
         .placement = adaptive_placement,
         .emulate_nodes = NULL != adaptive_emulate_nodes ? *adaptive_emulate_nodes : NULL,
         .output = mca_fcoll_adaptive_output,
@@ -132,10 +134,11 @@ static int adaptive_register(void)
         &adaptive_local_aggregators_per_cpu);
     adaptive_async_io = -1;
     (void) mca_base_component_var_register(c, "async_io",
-        "Aggregators queue each cycle's file write (the fbtl's ipwritev) and exchange the "
-        "next cycle while it runs: 1 always, 0 never, -1 (default) on network storage only "
-        "(see fcoll_adaptive_storage), where a write waits on the storage rather than on "
-        "the process.  An fbtl without asynchronous writes is called synchronously",
+        "Aggregators queue each cycle's file I/O (the fbtl's ipwritev / ipreadv): a write "
+        "runs while the next cycle is exchanged, the next cycle's read while this cycle's "
+        "data goes to the ranks.  1 always, 0 never, -1 (default) on network storage only "
+        "(see fcoll_adaptive_storage), where I/O waits on the storage rather than on the "
+        "process.  An fbtl without asynchronous I/O is called synchronously",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_async_io);
     adaptive_write_cycle_bytes = 1 << 20;
@@ -146,6 +149,15 @@ static int adaptive_register(void)
         "hide behind the previous write; 0: half of cb_buffer_size, as reads",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_write_cycle_bytes);
+    adaptive_read_cycle_bytes = 1 << 20;
+    (void) mca_base_component_var_register(c, "read_cycle_bytes",
+        "Automatic read cycles (fcoll_adaptive_cycle_bytes 0) with queued reads "
+        "(fcoll_adaptive_async_io) are at most this many bytes, so that an aggregator's "
+        "storage reads the next cycle while this cycle's data travels to the ranks; "
+        "0: half of cb_buffer_size.  Reads that are not queued always use half of "
+        "cb_buffer_size",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_read_cycle_bytes);
     if (OPAL_SUCCESS != mca_common_sfio_fcoll_storage_register(c, &adaptive_storage)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
