@@ -967,20 +967,29 @@ static int write_aggregate(plan_t *p, slot_t *s, int c)
     return OMPI_SUCCESS;
 }
 
+/* Cycle c's pieces at this aggregator (slot s's headers are in) and the
+ * layout of their union in s's union buffer; nothing to lay out when
+ * *m_out is 0. */
+static int cycle_union(plan_t *p, slot_t *s, int c, bool with_io, size_t *m_out,
+                       size_t *at_out, ulayout_t *u)
+{
+    int rc = collect_pieces(p, s, c, m_out, at_out);
+    if (OMPI_SUCCESS != rc || 0 == *m_out) {
+        return rc;
+    }
+    return union_layout(p, s, *m_out, with_io, u);
+}
+
 /* Read, aggregator: issues cycle c's file read (slot s's headers are in)
  * into s's union buffer: queued (fbtl ipreadv) when the plan queues I/O,
  * else now.  A failed read is kept in p->lrc and answers zeros. */
 static int read_issue(plan_t *p, slot_t *s, int c)
 {
     size_t m, at;
-    int rc = collect_pieces(p, s, c, &m, &at);
+    ulayout_t u;
+    int rc = cycle_union(p, s, c, true, &m, &at, &u);
     s->rd_issued = true;
     if (OMPI_SUCCESS != rc || 0 == m) {
-        return rc;
-    }
-    ulayout_t u;
-    rc = union_layout(p, s, m, true, &u);
-    if (OMPI_SUCCESS != rc) {
         return rc;
     }
     memset(s->ubuf, 0, u.total);    /* bytes beyond the end of file read as 0 */
@@ -1001,14 +1010,10 @@ static int read_issue(plan_t *p, slot_t *s, int c)
 static int read_answer(plan_t *p, slot_t *s, int c)
 {
     size_t m, at;
-    int rc = collect_pieces(p, s, c, &m, &at);
+    ulayout_t u;
+    int rc = cycle_union(p, s, c, false, &m, &at, &u);    /* as read_issue: ubuf keeps its size */
     s->rd_issued = false;
     if (OMPI_SUCCESS != rc || 0 == m) {
-        return rc;
-    }
-    ulayout_t u;
-    rc = union_layout(p, s, m, false, &u);    /* as read_issue: ubuf keeps its size */
-    if (OMPI_SUCCESS != rc) {
         return rc;
     }
     if (s->io_bad) {
