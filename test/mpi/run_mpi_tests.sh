@@ -49,6 +49,10 @@
 #                                   cycle writes and reads (fcoll_adaptive_async_io 1:
 #                                   the fbtl's ipwritev / ipreadv, POSIX AIO in stock
 #                                   fbtl/posix, the worker thread in fbtl/versioned)
+#                     adaptive-asyncq_<alg>  queued I/O with automatic cycles:
+#                                   fcoll_adaptive_async_min_cycles shrinks them to
+#                                   1/8 of the busiest aggregator's bytes (floor
+#                                   512 B here), so odd cycle sizes
 #                     place-block2_<alg>, place-cyclic2_<alg>  fcoll adaptive, 3
 #                                   aggregators forced, on 2 emulated nodes
 #                                   (fcoll_adaptive_emulate_nodes block:2 or
@@ -173,6 +177,7 @@ config_mca() {
     adaptive_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive_}" ;;
     adaptive-n3_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_algorithm ${1#adaptive-n3_} --mca io_ompio_bytes_per_agg 8192" ;;
     adaptive-async_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_async_io 1 --mca fcoll_adaptive_algorithm ${1#adaptive-async_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
+    adaptive-asyncq_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_async_io 1 --mca fcoll_adaptive_async_min_cycle_bytes 512 --mca fcoll_adaptive_algorithm ${1#adaptive-asyncq_}" ;;
     adaptive-smallbuf_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive-smallbuf_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
     place-block2_*|place-cyclic2_*)
         emu=${1#place-}; emu=${emu%%_*}

@@ -136,6 +136,35 @@ START_TEST(summary_c_and_gap)
 }
 END_TEST
 
+/* Queued cycles: the busiest aggregator gets min_cycles cycles, never
+ * below the floor, never above the cycle size it had. */
+START_TEST(queued_cycle_bounds)
+{
+    const uint64_t KiB = 1024, MiB = 1024 * 1024;
+    /* 64 B tiles on 9 aggregators: ~880 KB each -> 8 cycles of 110 KB */
+    ck_assert_uint_eq(mca_common_sfio_coll_queued_cycle(MiB, 880000, 8, 64 * KiB), 110000);
+    /* large loads keep the cycle size */
+    ck_assert_uint_eq(mca_common_sfio_coll_queued_cycle(MiB, 12 * MiB, 8, 64 * KiB), MiB);
+    /* small loads stop at the floor */
+    ck_assert_uint_eq(mca_common_sfio_coll_queued_cycle(MiB, 100 * KiB, 8, 64 * KiB), 64 * KiB);
+    /* never grows: a forced small cycle stays */
+    ck_assert_uint_eq(mca_common_sfio_coll_queued_cycle(4 * KiB, 880000, 8, 64 * KiB), 4 * KiB);
+    /* off */
+    ck_assert_uint_eq(mca_common_sfio_coll_queued_cycle(MiB, 880000, 0, 64 * KiB), MiB);
+    ck_assert_uint_eq(mca_common_sfio_coll_queued_cycle(MiB, 880000, 1, 64 * KiB), MiB);
+    /* rounding up: 8 cycles of ceil(load / 8) cover the load, 7 do not */
+    for (uint64_t load = 1; load < 5000; load += 37) {
+        for (int n = 2; n < 12; ++n) {
+            uint64_t cb = mca_common_sfio_coll_queued_cycle(UINT64_MAX, load, n, 1);
+            ck_assert_uint_ge(cb * (uint64_t) n, load);
+            ck_assert_uint_lt((cb - 1) * (uint64_t) n, load);    /* the smallest such */
+            ck_assert_uint_ge(cb, 1);
+        }
+    }
+    ck_assert_uint_eq(mca_common_sfio_coll_queued_cycle(MiB, 0, 8, 64 * KiB), 64 * KiB);
+}
+END_TEST
+
 /* dup: the bytes beyond the extent; exact for overlapping tiles (3x3
  * tiles of 4x4 elements overlapping by one: 144 elements over an extent
  * of 100), a lower bound when holes hide overlap, 0 without overlap. */
@@ -559,6 +588,7 @@ static Suite *suite(void)
     tcase_add_test(t, decision_custom_rules_first_match);
     tcase_add_test(t, summary_c_and_gap);
     tcase_add_test(t, summary_dup_bound);
+    tcase_add_test(t, queued_cycle_bounds);
     tcase_add_test(t, decision_dup_only_replaces_individual);
     tcase_add_test(t, groups_rows_of_a_2d_pattern);
     tcase_add_test(t, groups_contiguous_every_rank_and_zero_ranks);

@@ -131,6 +131,19 @@ bool mca_common_sfio_coll_dup_heavy(const mca_common_sfio_coll_summary_t *s)
     return s->dup > 0 && s->dup >= s->bytes / MCA_COMMON_SFIO_COLL_DUP_SHARE;
 }
 
+uint64_t mca_common_sfio_coll_queued_cycle(uint64_t cycle_bytes, uint64_t load, int min_cycles,
+                                           uint64_t floor)
+{
+    if (min_cycles <= 1) {
+        return cycle_bytes;
+    }
+    uint64_t want = (load + (uint64_t) min_cycles - 1) / (uint64_t) min_cycles;
+    if (want < floor) {
+        want = floor;
+    }
+    return want < cycle_bytes ? want : cycle_bytes;
+}
+
 int mca_common_sfio_coll_groups_init(mca_common_sfio_coll_groups_t *g, int n)
 {
     g->n = n;

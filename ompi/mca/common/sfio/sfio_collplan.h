@@ -204,6 +204,13 @@ typedef struct {
 void mca_common_sfio_coll_cuts(mca_common_sfio_coll_piece_t *p, size_t n, uint64_t cycle_bytes,
                                int ncyc, uint64_t *cuts);
 
+/* Cycle size with queued file I/O: an aggregator's exchange overlaps its
+ * storage's time only from its second cycle on, so the busiest aggregator
+ * (load bytes) gets at least min_cycles cycles, of no fewer than floor
+ * bytes each.  Only ever shrinks cycle_bytes; min_cycles <= 1 keeps it. */
+uint64_t mca_common_sfio_coll_queued_cycle(uint64_t cycle_bytes, uint64_t load, int min_cycles,
+                                           uint64_t floor);
+
 /* Cycle of offset off under cuts (ncyc cycles). */
 int mca_common_sfio_coll_cycle_of(const uint64_t *cuts, int ncyc, uint64_t off);
 

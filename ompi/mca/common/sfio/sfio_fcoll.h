@@ -58,6 +58,9 @@ typedef struct mca_common_sfio_fcoll_options_t {
     uint64_t write_cycle_bytes; /* automatic write cycles are at most this (0: no bound) */
     uint64_t read_cycle_bytes;  /* automatic read cycles with queued reads are at
                                most this (0: no bound) */
+    int async_min_cycles;   /* queued I/O, automatic cycles: the busiest aggregator
+                               gets at least this many cycles (<= 1: off) */
+    uint64_t async_min_cycle_bytes; /* ... of at least this many bytes */
     int placement;          /* mca_common_sfio_place_policy_t */
     const char *emulate_nodes;  /* NULL/"": real nodes; "block:N", "cyclic:N" */
     int output;             /* verbose stream */

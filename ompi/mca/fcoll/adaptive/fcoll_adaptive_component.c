@@ -28,6 +28,8 @@ static int adaptive_placement = MCA_COMMON_SFIO_PLACE_SPREAD;
 static int adaptive_async_io = -1;
 static size_t adaptive_write_cycle_bytes = 1 << 20;
 static size_t adaptive_read_cycle_bytes = 1 << 20;
+static int adaptive_async_min_cycles = 8;
+static size_t adaptive_async_min_cycle_bytes = 64 * 1024;
 static char **adaptive_emulate_nodes = NULL;    /* heap cell: outlives the DSO */
 
 static void options_from_params(void)
@@ -46,6 +48,8 @@ static void options_from_params(void)
         .async_io = adaptive_async_io,
         .write_cycle_bytes = adaptive_write_cycle_bytes,
         .read_cycle_bytes = adaptive_read_cycle_bytes,
+        .async_min_cycles = adaptive_async_min_cycles,
+        .async_min_cycle_bytes = adaptive_async_min_cycle_bytes,
         .placement = adaptive_placement,
         .emulate_nodes = NULL != adaptive_emulate_nodes ? *adaptive_emulate_nodes : NULL,
         .output = mca_fcoll_adaptive_output,
@@ -158,6 +162,20 @@ static int adaptive_register(void)
         "cb_buffer_size",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_read_cycle_bytes);
+    adaptive_async_min_cycles = 8;
+    (void) mca_base_component_var_register(c, "async_min_cycles",
+        "With queued file I/O (fcoll_adaptive_async_io) and automatic cycles, the busiest "
+        "aggregator of a call gets at least this many cycles (smaller cycles, down to "
+        "fcoll_adaptive_async_min_cycle_bytes): only the first cycle's exchange is not "
+        "hidden behind the storage.  0 or 1: cycles keep their size",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_async_min_cycles);
+    adaptive_async_min_cycle_bytes = 64 * 1024;
+    (void) mca_base_component_var_register(c, "async_min_cycle_bytes",
+        "Smallest cycle fcoll_adaptive_async_min_cycles makes (each cycle costs every "
+        "aggregator one more storage call)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_async_min_cycle_bytes);
     if (OPAL_SUCCESS != mca_common_sfio_fcoll_storage_register(c, &adaptive_storage)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
