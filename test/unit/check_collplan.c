@@ -136,6 +136,112 @@ START_TEST(summary_c_and_gap)
 }
 END_TEST
 
+/* Clip: runs below the end stay, the one across it is cut there, the
+ * rest go; against a byte map for random runs and ends. */
+START_TEST(clip_runs_to_end)
+{
+    mca_common_sfio_coll_piece_t r[3] = { { 10, 10 }, { 30, 10 }, { 50, 10 } };
+    ck_assert_uint_eq(mca_common_sfio_coll_clip(r, 3, 35), 2);
+    ck_assert_uint_eq(r[0].len, 10);
+    ck_assert_uint_eq(r[1].len, 5);
+    mca_common_sfio_coll_piece_t z[2] = { { 10, 10 }, { 30, 10 } };
+    ck_assert_uint_eq(mca_common_sfio_coll_clip(z, 2, 10), 0);     /* at the first start */
+    ck_assert_uint_eq(mca_common_sfio_coll_clip(z, 2, 20), 1);     /* at a run's end */
+    ck_assert_uint_eq(z[0].len, 10);
+    ck_assert_uint_eq(mca_common_sfio_coll_clip(z, 2, UINT64_MAX), 2);
+    ck_assert_uint_eq(z[1].len, 10);
+    ck_assert_uint_eq(mca_common_sfio_coll_clip(z, 0, 5), 0);
+    unsigned seed = 7;
+    for (int trial = 0; trial < 2000; ++trial) {
+        mca_common_sfio_coll_piece_t a[8];
+        unsigned char before[256] = { 0 }, after[256] = { 0 };
+        size_t n = (size_t) (rand_r(&seed) % 8);
+        uint64_t off = 0;
+        for (size_t j = 0; j < n; ++j) {
+            off += (uint64_t) (rand_r(&seed) % 8);
+            a[j].off = off;
+            a[j].len = 1 + (uint64_t) (rand_r(&seed) % 20);
+            off += a[j].len;
+        }
+        uint64_t end = (uint64_t) (rand_r(&seed) % 200);
+        for (size_t j = 0; j < n; ++j) {
+            for (uint64_t b = a[j].off; b < a[j].off + a[j].len; ++b) {
+                before[b] = b < end;
+            }
+        }
+        size_t k = mca_common_sfio_coll_clip(a, n, end);
+        for (size_t j = 0; j < k; ++j) {
+            ck_assert_uint_gt(a[j].len, 0);
+            ck_assert_uint_le(a[j].off + a[j].len, end);
+            for (uint64_t b = a[j].off; b < a[j].off + a[j].len; ++b) {
+                after[b] = 1;
+            }
+        }
+        for (size_t j = k; j < n; ++j) {
+            ck_assert_uint_ge(a[j].off, end);
+        }
+        ck_assert_mem_eq(before, after, sizeof(before));
+    }
+}
+END_TEST
+
+/* A read that returned got bytes of runs stopped where the got-th byte
+ * would lie; its count is the bytes of the pieces below that point.
+ * Against a byte walk for random runs and pieces. */
+START_TEST(read_stop_and_bytes_below)
+{
+    mca_common_sfio_coll_piece_t r[2] = { { 10, 10 }, { 30, 10 } };
+    ck_assert_uint_eq(mca_common_sfio_coll_read_stop(r, 2, 0), 10);
+    ck_assert_uint_eq(mca_common_sfio_coll_read_stop(r, 2, 5), 15);
+    ck_assert_uint_eq(mca_common_sfio_coll_read_stop(r, 2, 10), 30);  /* next run's start */
+    ck_assert_uint_eq(mca_common_sfio_coll_read_stop(r, 2, 19), 39);
+    ck_assert_uint_eq(mca_common_sfio_coll_read_stop(r, 2, 20), UINT64_MAX);
+    ck_assert_uint_eq(mca_common_sfio_coll_read_stop(r, 0, 0), UINT64_MAX);
+    mca_common_sfio_coll_piece_t p[3] = { { 30, 10 }, { 10, 10 }, { 12, 4 } };
+    ck_assert_uint_eq(mca_common_sfio_coll_bytes_below(p, 3, 0), 0);
+    ck_assert_uint_eq(mca_common_sfio_coll_bytes_below(p, 3, 14), 4 + 2);
+    ck_assert_uint_eq(mca_common_sfio_coll_bytes_below(p, 3, 35), 10 + 4 + 5);
+    ck_assert_uint_eq(mca_common_sfio_coll_bytes_below(p, 3, UINT64_MAX), 24);
+    unsigned seed = 11;
+    for (int trial = 0; trial < 2000; ++trial) {
+        mca_common_sfio_coll_piece_t a[8], q[8];
+        size_t n = (size_t) (rand_r(&seed) % 8), m = (size_t) (rand_r(&seed) % 8);
+        uint64_t off = 0, total = 0;
+        for (size_t j = 0; j < n; ++j) {
+            off += (uint64_t) (rand_r(&seed) % 8);
+            a[j].off = off;
+            a[j].len = 1 + (uint64_t) (rand_r(&seed) % 20);
+            off += a[j].len;
+            total += a[j].len;
+        }
+        uint64_t got = total ? (uint64_t) (rand_r(&seed) % (total + 1)) : 0;
+        /* the got-th byte of the runs, walked one byte at a time */
+        uint64_t want = UINT64_MAX, seen = 0;
+        for (size_t j = 0; j < n && want == UINT64_MAX; ++j) {
+            for (uint64_t b = a[j].off; b < a[j].off + a[j].len; ++b, ++seen) {
+                if (seen == got) {
+                    want = b;
+                    break;
+                }
+            }
+        }
+        uint64_t stop = mca_common_sfio_coll_read_stop(a, n, got);
+        ck_assert_uint_eq(stop, want);
+        for (size_t j = 0; j < m; ++j) {
+            q[j].off = (uint64_t) (rand_r(&seed) % 150);
+            q[j].len = (uint64_t) (rand_r(&seed) % 20);
+        }
+        uint64_t end = (uint64_t) (rand_r(&seed) % 180), below = 0;
+        for (size_t j = 0; j < m; ++j) {
+            for (uint64_t b = q[j].off; b < q[j].off + q[j].len; ++b) {
+                below += b < end;
+            }
+        }
+        ck_assert_uint_eq(mca_common_sfio_coll_bytes_below(q, m, end), below);
+    }
+}
+END_TEST
+
 /* Queued cycles: the busiest aggregator gets min_cycles cycles, never
  * below the floor, never above the cycle size it had. */
 START_TEST(queued_cycle_bounds)
@@ -589,6 +695,8 @@ static Suite *suite(void)
     tcase_add_test(t, summary_c_and_gap);
     tcase_add_test(t, summary_dup_bound);
     tcase_add_test(t, queued_cycle_bounds);
+    tcase_add_test(t, clip_runs_to_end);
+    tcase_add_test(t, read_stop_and_bytes_below);
     tcase_add_test(t, decision_dup_only_replaces_individual);
     tcase_add_test(t, groups_rows_of_a_2d_pattern);
     tcase_add_test(t, groups_contiguous_every_rank_and_zero_ranks);

@@ -131,6 +131,43 @@ bool mca_common_sfio_coll_dup_heavy(const mca_common_sfio_coll_summary_t *s)
     return s->dup > 0 && s->dup >= s->bytes / MCA_COMMON_SFIO_COLL_DUP_SHARE;
 }
 
+uint64_t mca_common_sfio_coll_read_stop(const mca_common_sfio_coll_piece_t *runs, size_t n,
+                                        uint64_t got)
+{
+    uint64_t cum = 0;
+    for (size_t r = 0; r < n; ++r) {
+        if (got < cum + runs[r].len) {
+            return runs[r].off + (got - cum);
+        }
+        cum += runs[r].len;
+    }
+    return UINT64_MAX;
+}
+
+uint64_t mca_common_sfio_coll_bytes_below(const mca_common_sfio_coll_piece_t *p, size_t n,
+                                          uint64_t end)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (p[i].off < end) {
+            b += end - p[i].off < p[i].len ? end - p[i].off : p[i].len;
+        }
+    }
+    return b;
+}
+
+size_t mca_common_sfio_coll_clip(mca_common_sfio_coll_piece_t *runs, size_t n, uint64_t end)
+{
+    size_t k = 0;
+    while (k < n && runs[k].off < end) {
+        if (end - runs[k].off < runs[k].len) {
+            runs[k].len = end - runs[k].off;
+        }
+        ++k;
+    }
+    return k;
+}
+
 uint64_t mca_common_sfio_coll_queued_cycle(uint64_t cycle_bytes, uint64_t load, int min_cycles,
                                            uint64_t floor)
 {

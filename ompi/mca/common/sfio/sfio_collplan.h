@@ -204,6 +204,23 @@ typedef struct {
 void mca_common_sfio_coll_cuts(mca_common_sfio_coll_piece_t *p, size_t n, uint64_t cycle_bytes,
                                int ncyc, uint64_t *cuts);
 
+/* Runs (disjoint, increasing, as _union returns them) clipped to end:
+ * returns how many start below end; the last of those is shortened to end
+ * there.  Runs from the returned index on lie wholly at or beyond end. */
+size_t mca_common_sfio_coll_clip(mca_common_sfio_coll_piece_t *runs, size_t n, uint64_t end);
+
+/* A read of runs (disjoint, increasing) that returned got bytes stopped
+ * at the end of file: the offset where it stopped, or UINT64_MAX when got
+ * covers every run (reads fill runs in order and stop only at the end of
+ * file). */
+uint64_t mca_common_sfio_coll_read_stop(const mca_common_sfio_coll_piece_t *runs, size_t n,
+                                        uint64_t got);
+
+/* Bytes of pieces (any order) that lie below end: a read's count when the
+ * file ends at end. */
+uint64_t mca_common_sfio_coll_bytes_below(const mca_common_sfio_coll_piece_t *p, size_t n,
+                                          uint64_t end);
+
 /* Cycle size with queued file I/O: an aggregator's exchange overlaps its
  * storage's time only from its second cycle on, so the busiest aggregator
  * (load bytes) gets at least min_cycles cycles, of no fewer than floor

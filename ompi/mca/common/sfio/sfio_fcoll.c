@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
 
@@ -221,6 +222,8 @@ typedef struct {
     bool io_read;           /* ioreq is a read (short counts are the end of file) */
     bool io_bad;            /* a queued read failed: its cycle answers zeros */
     bool rd_issued;         /* read, aggregator: this slot's cycle read was issued */
+    mca_common_sfio_coll_piece_t *qruns;    /* a queued read's runs (where a short */
+    size_t nqruns, qcap;                    /* count stopped: read_stop) */
     double io_t0;           /* when it was queued (verbose 2) */
 } slot_t;
 
@@ -247,6 +250,13 @@ typedef struct {
     uint64_t *bounds;               /* two_phase: naggr + 1 */
     uint64_t *cuts;                 /* dynamic: ncyc + 1 (my group's) */
     uint64_t cycle_bytes;
+    bool read_end_known;            /* read_end asked (queued_read_end) */
+    uint64_t read_end;
+    uint64_t eof_at;                /* read: lowest offset where this rank's
+                                       reads met the end of file (UINT64_MAX:
+                                       none); agreed by all at the end */
+    uint64_t got;                   /* individual read: bytes the fbtl read */
+    bool individual_ran;
     piece_t *pieces;
     size_t npieces, cap;
     size_t *first;                  /* naggr * ncyc + 1: pieces of key k are [first[k], first[k+1]) */
@@ -740,9 +750,18 @@ static bool io_queue(plan_t *p, slot_t *s, int rw, mca_common_ompio_io_array_t *
     return true;
 }
 
+/* A read of runs returned got bytes: note where it met the end of file. */
+static void read_met_eof(plan_t *p, const mca_common_sfio_coll_piece_t *runs, size_t n,
+                         uint64_t got)
+{
+    uint64_t at = mca_common_sfio_coll_read_stop(runs, n, got);
+    p->eof_at = at < p->eof_at ? at : p->eof_at;
+}
+
 /* True once slot s has no file I/O in flight; a failed one, or a short
  * write, is kept for the closing agreement (a failed read also makes its
- * cycle answer zeros).  OMPIO's progress completes the request. */
+ * cycle answer zeros; a short read met the end of file).  OMPIO's
+ * progress completes the request. */
 static bool io_done(plan_t *p, slot_t *s)
 {
     if (NULL == s->ioreq) {
@@ -756,6 +775,8 @@ static bool io_done(plan_t *p, slot_t *s)
         (!s->io_read && s->ioreq->req_status._ucount < s->iobytes)) {
         io_failed(p);
         s->io_bad = s->io_read;
+    } else if (s->io_read && s->ioreq->req_status._ucount < s->iobytes) {
+        read_met_eof(p, s->qruns, s->nqruns, (uint64_t) s->ioreq->req_status._ucount);
     }
     p->io_seconds += now_s() - s->io_t0;
     (void) ompi_request_free(&s->ioreq);
@@ -980,6 +1001,34 @@ static int cycle_union(plan_t *p, slot_t *s, int c, bool with_io, size_t *m_out,
     return union_layout(p, s, *m_out, with_io, u);
 }
 
+/* Where queued reads stop.  Stock fbtl/posix (4.1.4 fbtl_posix_progress)
+ * re-issues a short AIO read at its new offset until it is whole, so a
+ * queued read reaching past the end of file never completes: queued reads
+ * stop at the file's size, asked once per call (bytes a concurrent writer
+ * adds meanwhile are not promised without sync or atomicity).
+ * fbtl/versioned ends short reads itself, and its reads may see bytes not
+ * yet in the flat file: no bound.  False: the size is unknown, so the read
+ * is not queued. */
+static bool queued_read_end(plan_t *p, uint64_t *end)
+{
+    ompio_file_t *fh = p->fh;
+    if (NULL != fh->f_fbtl_component &&
+        0 == strcmp(fh->f_fbtl_component->mca_component_name, "versioned")) {
+        *end = UINT64_MAX;
+        return true;
+    }
+    if (!p->read_end_known) {
+        struct stat sb;
+        if (fh->fd < 0 || 0 != fstat(fh->fd, &sb)) {
+            return false;
+        }
+        p->read_end = (uint64_t) sb.st_size;
+        p->read_end_known = true;
+    }
+    *end = p->read_end;
+    return true;
+}
+
 /* Read, aggregator: issues cycle c's file read (slot s's headers are in)
  * into s's union buffer: queued (fbtl ipreadv) when the plan queues I/O,
  * else now.  A failed read is kept in p->lrc and answers zeros. */
@@ -993,10 +1042,43 @@ static int read_issue(plan_t *p, slot_t *s, int c)
         return rc;
     }
     memset(s->ubuf, 0, u.total);    /* bytes beyond the end of file read as 0 */
-    if (!(p->async && io_queue(p, s, 1, u.io, (int) u.nruns, u.total)) &&
-        fbtl_call(p, 1, u.io, (int) u.nruns, true) < 0) {
-        io_failed(p);
-        memset(s->ubuf, 0, u.total);
+    int nio = (int) u.nruns;
+    bool issued = false;
+    uint64_t end;
+    if (p->async && queued_read_end(p, &end)) {
+        /* p->runs is free to clip: read_answer lays the union out again */
+        size_t k = mca_common_sfio_coll_clip(p->runs, u.nruns, end);
+        uint64_t bytes = 0;
+        for (size_t r = 0; r < k; ++r) {
+            u.io[r].length = (size_t) p->runs[r].len;
+            bytes += p->runs[r].len;
+        }
+        nio = (int) k;
+        if (bytes < u.total) {
+            p->eof_at = end < p->eof_at ? end : p->eof_at;  /* the clip met the end */
+        }
+        char *q = (char *) s->qruns;
+        if (0 == k) {
+            issued = true;
+        } else if (0 == grow(&q, &s->qcap, k * sizeof(*s->qruns))) {
+            s->qruns = (mca_common_sfio_coll_piece_t *) q;
+            memcpy(s->qruns, p->runs, k * sizeof(*s->qruns));
+            s->nqruns = k;
+            issued = io_queue(p, s, 1, u.io, nio, bytes);
+        }
+    }
+    if (!issued && nio > 0) {
+        ssize_t got = fbtl_call(p, 1, u.io, nio, true);
+        uint64_t want = 0;
+        for (int r = 0; r < nio; ++r) {
+            want += u.io[r].length;
+        }
+        if (got < 0) {
+            io_failed(p);
+            memset(s->ubuf, 0, u.total);
+        } else if ((uint64_t) got < want) {
+            read_met_eof(p, p->runs, (size_t) nio, (uint64_t) got);
+        }
     }
     free(u.io);
     free(u.rpos);
@@ -1102,8 +1184,11 @@ static int run_individual(plan_t *p)
                                 0 != (fh->f_flags & OMPIO_COLLECTIVE_OP));
         if (got < 0) {
             rc = (int) got;
+        } else {
+            p->got = (uint64_t) got;    /* reads: short at the end of file */
         }
     }
+    p->individual_ran = true;
     free(io);
     return rc;
 }
@@ -1383,6 +1468,7 @@ static void plan_free(plan_t *p)
         free(p->slot[i].areqs);
         free(p->slot[i].dreqs);
         free(p->slot[i].ubuf);
+        free(p->slot[i].qruns);
     }
     free(p->ap);
     free(p->runs);
@@ -1424,7 +1510,7 @@ typedef struct op_t {
     struct iovec *miov;
     op_state_t state;
     int rc;                     /* the call's result (the same everywhere) */
-    int worst_in, worst;
+    uint64_t agree_in[2], agree[2];   /* MAX of { worst error, ~eof_at } */
     double t[OP_DONE + 1];      /* verbose 2: when each state was entered */
 } op_t;
 
@@ -1798,8 +1884,12 @@ static bool op_step(op_t *op)
                 break;
             }
             /* One error for all: an aggregator's I/O error is everyone's. */
-            op->worst_in = OMPI_SUCCESS == p->lrc ? 0 : (p->lrc < 0 ? -p->lrc : p->lrc);
-            op->rc = p->comm->c_coll->coll_iallreduce(&op->worst_in, &op->worst, 1, MPI_INT,
+            /* ... and where any aggregator's read met the end of file (the
+             * MAX of ~eof_at is the complement of the lowest). */
+            op->agree_in[0] = OMPI_SUCCESS == p->lrc ? 0
+                              : (uint64_t) (p->lrc < 0 ? -p->lrc : p->lrc);
+            op->agree_in[1] = ~p->eof_at;
+            op->rc = p->comm->c_coll->coll_iallreduce(op->agree_in, op->agree, 2, MPI_UINT64_T,
                                                       MPI_MAX, p->comm, &p->creq[0],
                                                       p->comm->c_coll->coll_iallreduce_module);
             if (OMPI_SUCCESS == op->rc) {
@@ -1813,9 +1903,10 @@ static bool op_step(op_t *op)
             if (!reqs_done(p->creq, &p->ncreq, &op->rc)) {
                 return false;
             }
-            if (OMPI_SUCCESS == op->rc && op->worst) {
+            if (OMPI_SUCCESS == op->rc && op->agree[0]) {
                 op->rc = OMPI_SUCCESS != p->lrc ? p->lrc : MPI_ERR_IO;
             }
+            p->eof_at = ~op->agree[1];
             op->state = OP_DONE;
             break;
         case OP_DONE:
@@ -1831,6 +1922,29 @@ static void op_free(op_t *op)
     free(op->miov);
     plan_free(&op->p);
     free(op);
+}
+
+/* Bytes the call moved for this rank: a read counts what lies before the
+ * end of file its aggregators met (MPI: a read past the end of file
+ * returns fewer elements), an individual read what the fbtl read. */
+static size_t op_count(plan_t *p)
+{
+    if (!p->rw) {
+        return p->max_data;
+    }
+    if (p->individual_ran) {
+        return (size_t) p->got;
+    }
+    if (UINT64_MAX == p->eof_at) {
+        return p->max_data;
+    }
+    uint64_t b = 0;
+    for (int i = 0; i < p->fcount; ++i) {
+        mca_common_sfio_coll_piece_t piece = { (uint64_t) (uintptr_t) p->fiov[i].iov_base,
+                                               p->fiov[i].iov_len };
+        b += mca_common_sfio_coll_bytes_below(&piece, 1, p->eof_at);
+    }
+    return (size_t) b;
 }
 
 /* OMPIO's progress function calls this for the call's request until it
@@ -1851,7 +1965,7 @@ static bool op_progress(struct mca_ompio_request_t *req)
         op_report_times(op);
     }
     req->req_ompi.req_status.MPI_ERROR = op->rc;
-    req->req_ompi.req_status._ucount = OMPI_SUCCESS == op->rc ? op->p.max_data : 0;
+    req->req_ompi.req_status._ucount = OMPI_SUCCESS == op->rc ? op_count(&op->p) : 0;
     req->req_data = NULL;
     op_free(op);
     return true;
@@ -1904,6 +2018,7 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
     p->rw = rw;
     p->opt = opt;
     p->my_aggr = -1;
+    p->eof_at = UINT64_MAX;
 
     /* This rank's memory and file pieces. */
     lrc = mca_common_ompio_decode_datatype(fh, datatype, count, cbuf, &p->max_data,
