@@ -59,6 +59,11 @@
 #                                   cyclic:2); the run also fails unless every
 #                                   call's aggregators (verbose 1) cover both
 #                                   nodes with counts differing by at most 1
+#                     fault_<alg>   fcoll adaptive, <alg> forced, under the faultio
+#                                   preload (file accesses past an offset fail with
+#                                   EIO); runs only t_fault
+#                     fault-async_<alg>  the same with queued cycle I/O and 4 KiB
+#                                   cycles (failed AIO requests)
 #                     fetchadd_rma  sharedfp/fetchadd with its multi-node backend
 #                                   (MPI one-sided) forced; runs only the
 #                                   shared-pointer programs (t_shared t_fetchadd)
@@ -102,7 +107,7 @@ while [ $# -gt 0 ]; do
     --programs) programs=$2; shift 2 ;;
     --programs=*) programs=${1#*=}; shift ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -u$/{/^set -u$/d;p}' "$0"; exit 0 ;;
     *) echo "run_mpi_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -162,6 +167,21 @@ if [ "$stack" = suite ] &&
     stack_mca="$stack_mca --mca sharedfp fetchadd"
 fi
 
+# fault_* configurations preload faultio: the build tree's, else built here.
+faultio=
+case " $configs " in
+*" fault"*)
+    for f in "$bindir/.libs/libfaultio.so" "$bindir/libfaultio.so"; do
+        [ -e "$f" ] && { faultio=$(cd "$(dirname "$f")" && pwd)/${f##*/}; break; }
+    done
+    if [ -z "$faultio" ]; then
+        faultio=$(cd "$bindir" && pwd)/libfaultio.so
+        echo "building $faultio"
+        ${CC:-cc} -O2 -Wall -shared -fPIC -fvisibility=hidden -o "$faultio" \
+            "$srcdir/faultio.c" -ldl -lpthread || exit 2
+    fi ;;
+esac
+
 base=${SFIO_TEST_DIR:-/tmp}
 workdir=$(mktemp -d "$base/sfio-mpi-tests.XXXXXX") || exit 2
 logdir=$workdir/logs
@@ -182,6 +202,8 @@ config_mca() {
     place-block2_*|place-cyclic2_*)
         emu=${1#place-}; emu=${emu%%_*}
         echo "--mca fcoll adaptive --mca fcoll_adaptive_verbose 1 --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_emulate_nodes ${emu%2}:2 --mca fcoll_adaptive_algorithm ${1#place-*_}" ;;
+    fault_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#fault_} -x LD_PRELOAD=$faultio" ;;
+    fault-async_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_async_io 1 --mca fcoll_adaptive_algorithm ${1#fault-async_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192 -x LD_PRELOAD=$faultio" ;;
     fetchadd_rma) echo "--mca sharedfp_fetchadd_backend rma" ;;
     atomic-listlock) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock" ;;
     atomic-listlock-cache4k) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_private_cache 4096 --mca fbtl_versioned_private_cache_piece_max 256" ;;
@@ -242,6 +264,8 @@ for cfg in $configs; do
     case "$cfg" in
     fetchadd_*) cfg_programs=$(for p in $programs; do
                     case "$p" in t_shared|t_fetchadd) echo "$p" ;; esac; done) ;;
+    fault*) cfg_programs=$(for p in $programs; do
+                    case "$p" in t_fault) echo "$p" ;; esac; done) ;;
     esac
     for np in $nps; do
         for p in $cfg_programs; do

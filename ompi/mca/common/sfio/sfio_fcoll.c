@@ -1182,8 +1182,11 @@ static int run_individual(plan_t *p)
     if (n > 0) {
         ssize_t got = fbtl_call(p, p->rw, io, (int) n,
                                 0 != (fh->f_flags & OMPIO_COLLECTIVE_OP));
-        if (got < 0) {
-            rc = (int) got;
+        /* A failed call, or a short write, is MPI_ERR_IO as on the
+         * aggregating paths (the fbtl says only OMPI_ERROR). */
+        if (got < 0 || (!p->rw && (uint64_t) got < p->max_data)) {
+            io_failed(p);
+            rc = p->lrc;
         } else {
             p->got = (uint64_t) got;    /* reads: short at the end of file */
         }
