@@ -689,7 +689,14 @@ static ssize_t fbtl_call(plan_t *p, int rw, mca_common_ompio_io_array_t *io, int
     } else {
         fh->f_flags &= ~OMPIO_COLLECTIVE_OP;
     }
+    /* This call reports its fbtl errors itself: none is left for sync and
+     * close to report again (the suite's unreported_err). */
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    int unreported = NULL != f ? f->unreported_err : 0;
     ssize_t got = rw ? fh->f_fbtl->fbtl_preadv(fh) : fh->f_fbtl->fbtl_pwritev(fh);
+    if (NULL != f) {
+        f->unreported_err = unreported;
+    }
     fh->f_io_array = save_io;
     fh->f_num_of_io_entries = save_n;
     fh->f_flags = save_flags;
@@ -2132,7 +2139,7 @@ int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count
         return MPI_ERR_READ_ONLY;   /* every rank alike, before any traffic */
     }
     int rc = op_start(fh, buf, count, datatype, 0, opt, &req);
-    return OMPI_SUCCESS == rc ? ompi_request_wait(&req, status) : rc;
+    return OMPI_SUCCESS == rc ? mca_common_sfio_request_wait_free(&req, status) : rc;
 }
 
 int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
@@ -2142,7 +2149,7 @@ int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
 {
     ompi_request_t *req = NULL;
     int rc = op_start(fh, buf, count, datatype, 1, opt, &req);
-    return OMPI_SUCCESS == rc ? ompi_request_wait(&req, status) : rc;
+    return OMPI_SUCCESS == rc ? mca_common_sfio_request_wait_free(&req, status) : rc;
 }
 
 int mca_common_sfio_fcoll_iwrite_all(ompio_file_t *fh, const void *buf, int count,

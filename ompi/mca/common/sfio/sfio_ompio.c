@@ -533,6 +533,9 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (NULL != f) {
         err = mca_common_sfio_pcache_flush(fh, &f->pcache);
+        if (MPI_SUCCESS == err && 0 != f->unreported_err) {
+            err = f->unreported_err;    /* see unreported_err */
+        }
         if (NULL != f->store) {
             int rc = fold_store(f->store, false, true);
             report_stats(fh, f->store);
@@ -636,23 +639,53 @@ int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
     return MPI_SUCCESS;
 }
 
+int mca_common_sfio_request_wait_free(ompi_request_t **req, ompi_status_public_t *status)
+{
+    int rc = ompi_request_wait(req, status);
+    if (MPI_REQUEST_NULL != *req) {
+        (void) ompi_request_free(req);
+    }
+    return rc;
+}
+
+int mca_common_sfio_take_unreported(ompio_file_t *fh)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    int err = NULL != f ? f->unreported_err : 0;
+    if (NULL != f) {
+        f->unreported_err = 0;
+    }
+    return err;
+}
+
+/* A blocking fbtl call failed with -errno e: kept for sync and close. */
+static void note_unreported(ompio_file_t *fh, int e)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL != f && 0 == f->unreported_err) {
+        f->unreported_err = mca_common_sfio_errno_to_mpi(e);
+    }
+}
+
 int mca_common_sfio_fs_sync(ompio_file_t *fh)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    int rc = MPI_SUCCESS;
     if (NULL != f) {
-        int rc = mca_common_sfio_pcache_flush(fh, &f->pcache);
+        rc = mca_common_sfio_pcache_flush(fh, &f->pcache);
         if (MPI_SUCCESS != rc) {
             return rc;
         }
     }
     if (NULL != f && NULL != f->store) {
-        int rc = fold_store(f->store, true, true);   /* OMPIO barriered */
-        return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
+        int frc = fold_store(f->store, true, true);   /* OMPIO barriered */
+        rc = 0 == frc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-frc);
+    } else if (0 != fsync(fh->fd)) {
+        rc = mca_common_sfio_errno_to_mpi(errno);
     }
-    if (0 != fsync(fh->fd)) {
-        return mca_common_sfio_errno_to_mpi(errno);
-    }
-    return MPI_SUCCESS;
+    /* An earlier independent call's error, which io/ompio dropped. */
+    int lost = mca_common_sfio_take_unreported(fh);
+    return MPI_SUCCESS == rc && 0 != lost ? lost : rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -934,6 +967,7 @@ ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mo
     free(segs);
     if (rc < 0) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: write failed: %s", strerror(-rc));
+        note_unreported(fh, -rc);
         return written > 0 ? (ssize_t) written : OMPI_ERROR;
     }
     return (ssize_t) written;

@@ -39,9 +39,26 @@ typedef struct mca_common_sfio_file_t {
     /* List-locking atomic mode: this rank's private bytes not yet written,
      * written by the group at its next collective point (seed 004). */
     mca_common_sfio_pcache_t pcache;
+    /* The first error (MPI code) of a blocking fbtl write since the last
+     * sync.  Stock io/ompio drops a negative fbtl result of an independent
+     * call (common_ompio_file_write counts only what was written), so
+     * MPI_File_sync reports it instead of losing it (and close, though
+     * Open MPI 4.1's MPI_File_close drops its module's result).  A failed
+     * read shows as a short count.  fcoll/adaptive reports its own
+     * errors and leaves none here. */
+    int unreported_err;
 } mca_common_sfio_file_t;
 
 #define MCA_COMMON_SFIO_FILE_MAGIC 0x454c494653464953ull
+
+/* ompi_request_wait, and the request freed also when it failed
+ * (ompi_request_wait leaves a failed request allocated, and an ompio
+ * request left allocated stays on OMPIO's pending list: every later
+ * MPI_File_sync then fails with MPI_ERR_OTHER). */
+int mca_common_sfio_request_wait_free(ompi_request_t **req, ompi_status_public_t *status);
+
+/* The file's unreported data error (0: none), cleared (see unreported_err). */
+int mca_common_sfio_take_unreported(ompio_file_t *fh);
 
 /* OMPIO 4.1 tells neither fs nor fbtl about set_view, but calls
  * f_sharedfp->sharedfp_seek collectively at its end, right after selecting

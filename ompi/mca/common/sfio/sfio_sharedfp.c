@@ -516,7 +516,7 @@ int mca_common_sfio_sharedfp_write_ordered_end(ompio_file_t *fh, const void *buf
     if (!fh->f_split_coll_in_use) {
         return MPI_ERR_REQUEST;
     }
-    int rc = ompi_request_wait(&fh->f_split_coll_req, status);
+    int rc = mca_common_sfio_request_wait_free(&fh->f_split_coll_req, status);
     fh->f_split_coll_in_use = false;
     return rc;
 }
