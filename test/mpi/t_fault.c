@@ -206,7 +206,7 @@ static void strided_test(int rw, int nonblocking)
  * suite stack the call, or else the next MPI_File_sync, says MPI_ERR_IO,
  * once (xfail elsewhere: fs/ufs keeps nothing for sync).  A read that
  * failed must at least not count as whole (MPI_File_close cannot say
- * anything: Open MPI 4.1 drops its result). */
+ * anything: Open MPI drops its result). */
 static void independent_test(int rw)
 {
     char path[1100];

@@ -43,7 +43,7 @@ typedef struct mca_common_sfio_file_t {
      * sync.  Stock io/ompio drops a negative fbtl result of an independent
      * call (common_ompio_file_write counts only what was written), so
      * MPI_File_sync reports it instead of losing it (and close, though
-     * Open MPI 4.1's MPI_File_close drops its module's result).  A failed
+     * Open MPI's MPI_File_close drops its module's result).  A failed
      * read shows as a short count.  fcoll/adaptive reports its own
      * errors and leaves none here. */
     int unreported_err;
