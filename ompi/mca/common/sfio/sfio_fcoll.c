@@ -28,6 +28,7 @@
 #include "ompi_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -225,6 +226,7 @@ typedef struct {
     mca_common_sfio_coll_piece_t *qruns;    /* a queued read's runs (where a short */
     size_t nqruns, qcap;                    /* count stopped: read_stop) */
     double io_t0;           /* when it was queued (verbose 2) */
+    uint64_t io_lo, io_hi;  /* the queued request's file span */
 } slot_t;
 
 typedef struct {
@@ -751,6 +753,13 @@ static bool io_queue(plan_t *p, slot_t *s, int rw, mca_common_ompio_io_array_t *
     }
     s->ioreq = &req->req_ompi;
     p->nqueued++;
+    s->io_lo = UINT64_MAX;
+    s->io_hi = 0;
+    for (int i = 0; i < n; ++i) {
+        uint64_t off = (uint64_t) (intptr_t) io[i].offset;
+        s->io_lo = off < s->io_lo ? off : s->io_lo;
+        s->io_hi = off + io[i].length > s->io_hi ? off + io[i].length : s->io_hi;
+    }
     s->iobytes = bytes;
     s->io_read = 0 != rw;
     s->io_t0 = now_s();
@@ -769,6 +778,25 @@ static void read_met_eof(plan_t *p, const mca_common_sfio_coll_piece_t *runs, si
  * write, is kept for the closing agreement (a failed read also makes its
  * cycle answer zeros; a short read met the end of file).  OMPIO's
  * progress completes the request. */
+/* A queued request of stock fbtl/posix failed: release the region lock
+ * its progress took for it.  Open MPI 5.0.7's fbtl/posix unlocks a
+ * request's batch only when it succeeds (its request_free no longer
+ * unlocks, 4.1's did), so after an I/O error the write lock stays until
+ * the file is closed and every other aggregator writing there blocks in
+ * F_SETLKW.  The lock is this process's (fcntl), over at most the
+ * request's span, and this aggregator has no other request in flight. */
+static void posix_release_lock(plan_t *p, const slot_t *s)
+{
+    ompio_file_t *fh = p->fh;
+    if (NULL == fh->f_fbtl_component || fh->fd < 0 || s->io_hi <= s->io_lo ||
+        0 != strcmp(fh->f_fbtl_component->mca_component_name, "posix")) {
+        return;
+    }
+    struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = (off_t) s->io_lo,
+                        .l_len = (off_t) (s->io_hi - s->io_lo) };
+    (void) fcntl(fh->fd, F_SETLK, &fl);
+}
+
 static bool io_done(plan_t *p, slot_t *s)
 {
     if (NULL == s->ioreq) {
@@ -782,6 +810,9 @@ static bool io_done(plan_t *p, slot_t *s)
         (!s->io_read && s->ioreq->req_status._ucount < s->iobytes)) {
         io_failed(p);
         s->io_bad = s->io_read;
+        if (OMPI_SUCCESS != s->ioreq->req_status.MPI_ERROR) {
+            posix_release_lock(p, s);
+        }
     } else if (s->io_read && s->ioreq->req_status._ucount < s->iobytes) {
         read_met_eof(p, s->qruns, s->nqruns, (uint64_t) s->ioreq->req_status._ucount);
     }
@@ -1737,6 +1768,13 @@ static bool slot_drained(plan_t *p, slot_t *s, int *rc)
 static int cycles_step(plan_t *p)
 {
     int rc = OMPI_SUCCESS;
+    /* A queued request that completed is freed at once, whatever the cycle
+     * waits for: after a failed AIO, stock fbtl/posix releases its region
+     * lock only when the request is freed (its progress unlocks only a
+     * request that succeeded), and another aggregator's ipwritev may be
+     * waiting for that lock inside its progress (seen on Open MPI 5.0). */
+    (void) io_done(p, &p->slot[0]);
+    (void) io_done(p, &p->slot[1]);
     if (!p->fatal && p->cyc < p->ncyc) {
         slot_t *s = &p->slot[p->cyc % 2], *t = &p->slot[(p->cyc + 1) % 2];
         if (0 == p->cphase) {
