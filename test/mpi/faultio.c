@@ -179,58 +179,31 @@ FAULTIO_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
     return faulty(fd, 1, cur_off(fd), iov_bytes(iov, cnt)) ? -1 : REAL(writev)(fd, iov, cnt);
 }
 
-FAULTIO_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
-    RESOLVE(pread);
-    return faulty(fd, 0, (uint64_t) off, n) ? -1 : REAL(pread)(fd, buf, n, off);
-}
+/* pread/pwrite (BUF: the buffer's type) and preadv/pwritev at an offset
+ * (OFF: off_t or off64_t). */
+#define AT_CALL(name, is_write, BUF, OFF)                                           \
+    FAULTIO_EXPORT ssize_t name(int fd, BUF buf, size_t n, OFF off)                 \
+    {                                                                               \
+        RESOLVE(name);                                                              \
+        return faulty(fd, is_write, (uint64_t) off, n) ? -1 : REAL(name)(fd, buf, n, off); \
+    }
+#define AT_CALLV(name, is_write, OFF)                                               \
+    FAULTIO_EXPORT ssize_t name(int fd, const struct iovec *iov, int cnt, OFF off)  \
+    {                                                                               \
+        RESOLVE(name);                                                              \
+        return faulty(fd, is_write, (uint64_t) off, iov_bytes(iov, cnt))            \
+                   ? -1                                                             \
+                   : REAL(name)(fd, iov, cnt, off);                                 \
+    }
 
-FAULTIO_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-    RESOLVE(pwrite);
-    return faulty(fd, 1, (uint64_t) off, n) ? -1 : REAL(pwrite)(fd, buf, n, off);
-}
-
-FAULTIO_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
-{
-    RESOLVE(pread64);
-    return faulty(fd, 0, (uint64_t) off, n) ? -1 : REAL(pread64)(fd, buf, n, off);
-}
-
-FAULTIO_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-    RESOLVE(pwrite64);
-    return faulty(fd, 1, (uint64_t) off, n) ? -1 : REAL(pwrite64)(fd, buf, n, off);
-}
-
-FAULTIO_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-    RESOLVE(preadv);
-    return faulty(fd, 0, (uint64_t) off, iov_bytes(iov, cnt)) ? -1
-                                                               : REAL(preadv)(fd, iov, cnt, off);
-}
-
-FAULTIO_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-    RESOLVE(pwritev);
-    return faulty(fd, 1, (uint64_t) off, iov_bytes(iov, cnt)) ? -1
-                                                               : REAL(pwritev)(fd, iov, cnt, off);
-}
-
-FAULTIO_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
-{
-    RESOLVE(preadv64);
-    return faulty(fd, 0, (uint64_t) off, iov_bytes(iov, cnt)) ? -1
-                                                               : REAL(preadv64)(fd, iov, cnt, off);
-}
-
-FAULTIO_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
-{
-    RESOLVE(pwritev64);
-    return faulty(fd, 1, (uint64_t) off, iov_bytes(iov, cnt))
-               ? -1
-               : REAL(pwritev64)(fd, iov, cnt, off);
-}
+AT_CALL(pread, 0, void *, off_t)
+AT_CALL(pwrite, 1, const void *, off_t)
+AT_CALL(pread64, 0, void *, off64_t)
+AT_CALL(pwrite64, 1, const void *, off64_t)
+AT_CALLV(preadv, 0, off_t)
+AT_CALLV(pwritev, 1, off_t)
+AT_CALLV(preadv64, 0, off64_t)
+AT_CALLV(pwritev64, 1, off64_t)
 
 FAULTIO_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {

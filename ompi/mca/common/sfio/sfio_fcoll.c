@@ -774,10 +774,13 @@ static void read_met_eof(plan_t *p, const mca_common_sfio_coll_piece_t *runs, si
     p->eof_at = at < p->eof_at ? at : p->eof_at;
 }
 
-/* True once slot s has no file I/O in flight; a failed one, or a short
- * write, is kept for the closing agreement (a failed read also makes its
- * cycle answer zeros; a short read met the end of file).  OMPIO's
- * progress completes the request. */
+/* True when the file's fbtl is the component called name. */
+static bool fbtl_is(const ompio_file_t *fh, const char *name)
+{
+    return NULL != fh->f_fbtl_component &&
+           0 == strcmp(fh->f_fbtl_component->mca_component_name, name);
+}
+
 /* A queued request of stock fbtl/posix failed: release the region lock
  * its progress took for it.  Open MPI 5.0.7's fbtl/posix unlocks a
  * request's batch only when it succeeds (its request_free no longer
@@ -788,8 +791,7 @@ static void read_met_eof(plan_t *p, const mca_common_sfio_coll_piece_t *runs, si
 static void posix_release_lock(plan_t *p, const slot_t *s)
 {
     ompio_file_t *fh = p->fh;
-    if (NULL == fh->f_fbtl_component || fh->fd < 0 || s->io_hi <= s->io_lo ||
-        0 != strcmp(fh->f_fbtl_component->mca_component_name, "posix")) {
+    if (!fbtl_is(fh, "posix") || fh->fd < 0 || s->io_hi <= s->io_lo) {
         return;
     }
     struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = (off_t) s->io_lo,
@@ -797,6 +799,10 @@ static void posix_release_lock(plan_t *p, const slot_t *s)
     (void) fcntl(fh->fd, F_SETLK, &fl);
 }
 
+/* True once slot s has no file I/O in flight; a failed one, or a short
+ * write, is kept for the closing agreement (a failed read also makes its
+ * cycle answer zeros; a short read met the end of file).  OMPIO's
+ * progress completes the request. */
 static bool io_done(plan_t *p, slot_t *s)
 {
     if (NULL == s->ioreq) {
@@ -1050,8 +1056,7 @@ static int cycle_union(plan_t *p, slot_t *s, int c, bool with_io, size_t *m_out,
 static bool queued_read_end(plan_t *p, uint64_t *end)
 {
     ompio_file_t *fh = p->fh;
-    if (NULL != fh->f_fbtl_component &&
-        0 == strcmp(fh->f_fbtl_component->mca_component_name, "versioned")) {
+    if (fbtl_is(fh, "versioned")) {
         *end = UINT64_MAX;
         return true;
     }
@@ -1081,18 +1086,19 @@ static int read_issue(plan_t *p, slot_t *s, int c)
     }
     memset(s->ubuf, 0, u.total);    /* bytes beyond the end of file read as 0 */
     int nio = (int) u.nruns;
+    uint64_t want = u.total;        /* bytes the read asks for */
     bool issued = false;
     uint64_t end;
     if (p->async && queued_read_end(p, &end)) {
         /* p->runs is free to clip: read_answer lays the union out again */
         size_t k = mca_common_sfio_coll_clip(p->runs, u.nruns, end);
-        uint64_t bytes = 0;
+        want = 0;
         for (size_t r = 0; r < k; ++r) {
             u.io[r].length = (size_t) p->runs[r].len;
-            bytes += p->runs[r].len;
+            want += p->runs[r].len;
         }
         nio = (int) k;
-        if (bytes < u.total) {
+        if (want < u.total) {
             p->eof_at = end < p->eof_at ? end : p->eof_at;  /* the clip met the end */
         }
         char *q = (char *) s->qruns;
@@ -1102,15 +1108,11 @@ static int read_issue(plan_t *p, slot_t *s, int c)
             s->qruns = (mca_common_sfio_coll_piece_t *) q;
             memcpy(s->qruns, p->runs, k * sizeof(*s->qruns));
             s->nqruns = k;
-            issued = io_queue(p, s, 1, u.io, nio, bytes);
+            issued = io_queue(p, s, 1, u.io, nio, want);
         }
     }
     if (!issued && nio > 0) {
         ssize_t got = fbtl_call(p, 1, u.io, nio, true);
-        uint64_t want = 0;
-        for (int r = 0; r < nio; ++r) {
-            want += u.io[r].length;
-        }
         if (got < 0) {
             io_failed(p);
             memset(s->ubuf, 0, u.total);

@@ -648,7 +648,8 @@ int mca_common_sfio_request_wait_free(ompi_request_t **req, ompi_status_public_t
     return rc;
 }
 
-int mca_common_sfio_take_unreported(ompio_file_t *fh)
+/* The file's unreported write error (0: none), cleared. */
+static int take_unreported(ompio_file_t *fh)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     int err = NULL != f ? f->unreported_err : 0;
@@ -683,9 +684,13 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh)
     } else if (0 != fsync(fh->fd)) {
         rc = mca_common_sfio_errno_to_mpi(errno);
     }
-    /* An earlier independent call's error, which io/ompio dropped. */
-    int lost = mca_common_sfio_take_unreported(fh);
-    return MPI_SUCCESS == rc && 0 != lost ? lost : rc;
+    /* An earlier independent write's error, which io/ompio dropped (kept
+     * when this sync fails itself: the error it returns is its own). */
+    if (MPI_SUCCESS == rc) {
+        int lost = take_unreported(fh);
+        rc = 0 != lost ? lost : rc;
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -57,9 +57,6 @@ typedef struct mca_common_sfio_file_t {
  * MPI_File_sync then fails with MPI_ERR_OTHER). */
 int mca_common_sfio_request_wait_free(ompi_request_t **req, ompi_status_public_t *status);
 
-/* The file's unreported data error (0: none), cleared (see unreported_err). */
-int mca_common_sfio_take_unreported(ompio_file_t *fh);
-
 /* OMPIO 4.1 tells neither fs nor fbtl about set_view, but calls
  * f_sharedfp->sharedfp_seek collectively at its end, right after selecting
  * the fcoll.  The suite puts a copy of the selected sharedfp module with
