@@ -303,7 +303,7 @@ fi
 t_end=$(date +%s.%N)
 echo "run_atomic_tests: $label, $(awk -v a="$t_all" -v b="$t_end" 'BEGIN { printf "%.0f", b - a }') s"
 if [ $keep = 1 ] || [ $failed -gt 0 ]; then
-    rm -rf "$workdir"/crash.*/.data.sfio.* "$workdir"/bin
+    rm -rf "$workdir"/crash.*/.sfio-store.* "$workdir"/bin
     echo "run_atomic_tests: logs kept in $workdir"
 else
     rm -rf "$workdir"

@@ -83,18 +83,26 @@ static void path_in(char *out, size_t n, const char *dir, const char *name, int 
     else snprintf(out, n, "%s/%s", dir, name);
 }
 
-/* Sidecars of DIR/data: beside it, or in fs_versioned_store_dir when that
- * is set (crash_test.sh gives every run a store directory of its own). */
+/* Stores of DIR/data: beside it, or in fs_versioned_store_dir's private
+ * subdirectory when that is set (crash_test.sh gives every run a store
+ * directory of its own); named .sfio-store.<inode hex>.<random>. */
 static int count_sidecars(const char *dir)
 {
     const char *store = getenv("OMPI_MCA_fs_versioned_store_dir");
-    int in_store = store && *store;
-    DIR *d = opendir(in_store ? store : dir);
+    char path[4096], where[4096], prefix[64];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/data", dir);
+    if (0 != stat(path, &st)) return 0;
+    snprintf(prefix, sizeof(prefix), ".sfio-store.%llx.", (unsigned long long) st.st_ino);
+    if (store && *store)
+        snprintf(where, sizeof(where), "%s/sfio-store-%u", store, (unsigned) geteuid());
+    else
+        snprintf(where, sizeof(where), "%s", dir);
+    DIR *d = opendir(where);
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL)
-        if (in_store ? (0 == strncmp(e->d_name, "sfio-", 5) && strstr(e->d_name, ".data."))
-                     : 0 == strncmp(e->d_name, ".data.sfio.", 11)) ++n;
+        if (0 == strncmp(e->d_name, prefix, strlen(prefix))) ++n;
     if (d) closedir(d);
     return n;
 }
@@ -218,7 +226,7 @@ static int verify(const char *dir, int expect_sidecar, int mpi_open, int rank)
     p.gcols = p.size * (p.cols - p.overlap) + p.overlap;
     int before = count_sidecars(dir);
     if (0 == rank && expect_sidecar && 0 == before)
-        fail("no sidecar directory .data.sfio.* in %s after the crash", dir);
+        fail("no store directory .sfio-store.* for %s/data after the crash", dir);
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* Open with MPI: the suite recovers the orphaned sidecar here. */

@@ -34,6 +34,7 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -432,8 +433,10 @@ static int run(const pattern_t *p, int collective, const char *path, int rank, i
         /* the sidecar is gone after a clean close */
         char cmd[4200];
         const char *slash = strrchr(path, '/');
-        snprintf(cmd, sizeof(cmd), "ls -d %.*s/.%s.sfio.* >/dev/null 2>&1", (int) (slash - path), path,
-                 slash + 1);
+        struct stat sst;
+        unsigned long long ino = 0 == stat(path, &sst) ? (unsigned long long) sst.st_ino : 0;
+        snprintf(cmd, sizeof(cmd), "ls -d %.*s/.sfio-store.%llx.* >/dev/null 2>&1",
+                 (int) (slash - path), path, ino);
         if (0 == system(cmd)) report(&nerr, name, "close", "a sidecar directory remains after close");
         MPI_File_delete(path, MPI_INFO_NULL);
         if (0 == nerr) printf("ok %s\n", name);

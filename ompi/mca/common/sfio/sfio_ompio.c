@@ -57,7 +57,9 @@ int mca_common_sfio_errno_to_mpi(int err)
 #endif
     case EBUSY:
     case ETXTBSY:      return MPI_ERR_FILE_IN_USE;
-    case ENOMEM:       return MPI_ERR_NO_MEM;
+    case ENOMEM:
+    case EMFILE:       /* out of descriptors: a process resource, like memory */
+    case ENFILE:       return MPI_ERR_NO_MEM;
     case EINVAL:       return MPI_ERR_ARG;
     default:           return MPI_ERR_IO;
     }
@@ -355,6 +357,83 @@ static int open_flags(int amode, int rank)
     return mca_fs_base_get_file_amode(rank, amode) | O_CLOEXEC;
 }
 
+/* open(2) by the root; *created_p tells whether this call made the file
+ * (a new file has no stores: any that name its inode are stale).
+ * Returns the descriptor or -errno. */
+static int root_open(const char *filename, int flags, int perm, bool *created_p)
+{
+    *created_p = false;
+    if ((flags & O_CREAT) && !(flags & O_EXCL)) {
+        for (int tries = 0; tries < 8; ++tries) {
+            int fd = open(filename, flags & ~O_CREAT, perm);
+            if (fd >= 0 || ENOENT != errno) {
+                return fd >= 0 ? fd : -errno;
+            }
+            fd = open(filename, flags | O_EXCL, perm);
+            if (fd >= 0) {
+                *created_p = true;
+                return fd;
+            }
+            if (EEXIST != errno) {
+                return -errno;
+            }
+        }
+    }
+    int fd = open(filename, flags, perm);
+    if (fd >= 0 && (flags & O_EXCL)) {
+        *created_p = true;
+    }
+    return fd >= 0 ? fd : -errno;
+}
+
+/* What an open says about each store of the file it finds (stores in
+ * use and removed leftovers need no word). */
+static void note_store(void *ctx, const mca_common_sfio_store_info_t *info)
+{
+    const char *file = ctx;
+    switch (info->verdict) {
+    case MCA_COMMON_SFIO_STORE_LIVE:
+    case MCA_COMMON_SFIO_STORE_EMPTY:
+    case MCA_COMMON_SFIO_STORE_DISCARDED:
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: %s: store %s %s: %s", file,
+                            info->path, mca_common_sfio_store_verdict_name(info->verdict),
+                            info->why);
+        break;
+    case MCA_COMMON_SFIO_STORE_APPLIED:
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: %s: recovered the store %s of a job that stopped "
+                            "(%" PRIu64 " versions)", file, info->path, info->versions);
+        break;
+    case MCA_COMMON_SFIO_STORE_FAILED:
+        mca_common_sfio_show_help("store-recovery-failed", true, file, info->path, info->why,
+                                  strerror(info->err), file);
+        break;
+    default:
+        mca_common_sfio_show_help("store-refused", false, file, info->path, info->why, file);
+        break;
+    }
+}
+
+/* At every open, on the root: applies the stores a crashed job left for
+ * this file, or, for a file this open created, discards stale ones that
+ * name its inode.  Returns MPI_SUCCESS or the error that fails the open
+ * (a store that is the user's and applies to the file but cannot be
+ * applied: the next open tries again). */
+static int recover_stores(const char *filename, int fd, const char *store_dir, bool created)
+{
+    mca_common_sfio_store_tally_t tally;
+    int rc = mca_common_sfio_vstore_scan(filename, fd, store_dir,
+                                         created ? MCA_COMMON_SFIO_STORE_DISCARD
+                                                 : MCA_COMMON_SFIO_STORE_RECOVER,
+                                         NULL, note_store, (void *) filename, &tally);
+    if (tally.bytes_undone > 0) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: %s: zeroed %" PRIu64 " B of unfinished atomic writes",
+                            filename, tally.bytes_undone);
+    }
+    return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
+}
+
 int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                             struct opal_info_t *info, ompio_file_t *fh,
                             const mca_common_sfio_fs_options_t *options)
@@ -363,12 +442,20 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     int err = MPI_SUCCESS;
     (void) info;
 
-    /* The root creates first; the others open what it created. */
+    /* The root creates first and recovers what a crashed job left (so no
+     * rank reads before); the others open what it created. */
     fh->fd = -1;
     if (OMPIO_ROOT == fh->f_rank) {
-        fh->fd = open(filename, open_flags(amode, OMPIO_ROOT), perm);
+        bool created = false;
+        fh->fd = root_open(filename, open_flags(amode, OMPIO_ROOT), perm, &created);
         if (fh->fd < 0) {
-            err = mca_common_sfio_errno_to_mpi(errno);
+            err = mca_common_sfio_errno_to_mpi(-fh->fd);
+        } else {
+            err = recover_stores(filename, fh->fd, options->store_dir, created);
+            if (MPI_SUCCESS != err) {
+                close(fh->fd);
+                fh->fd = -1;
+            }
         }
     }
     int rc = comm->c_coll->coll_bcast(&err, 1, MPI_INT, OMPIO_ROOT, comm,
@@ -432,8 +519,16 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     } else if (!(amode & MPI_MODE_RDONLY) && options->versioned_store) {
         mca_common_sfio_coll_t coll = coll_of(fh);
         coll.ctx = comm;
+        const char *warn = NULL;
         int rc = mca_common_sfio_vstore_open(fh->f_fullfilename ? fh->f_fullfilename : filename,
-                                             options->store_dir, fh->fd, &coll, &f->store);
+                                             options->store_dir, fh->fd, &coll, &f->store, &warn);
+        if (NULL != warn) {
+            static bool told = false;   /* once per process: the parameter is */
+            if (!told) {
+                told = true;
+                mca_common_sfio_show_help("store-dir-unsafe", false, options->store_dir, warn);
+            }
+        }
         if (0 != rc) {
             f->store = NULL;
             f->store_errno = -rc;
@@ -474,12 +569,10 @@ static void report_stats(ompio_file_t *fh, mca_common_sfio_vstore_t *store)
                         st.bytes_fresh, st.bytes_versioned, st.bytes_deferred, st.versions, st.bytes_overlaid,
                         st.bytes_folded, st.bytes_fold_cached, st.folds, st.folds_by_owner,
                         st.publish_waits, st.aborted_versions, st.fold_windows_split);
-    if (st.recovered_stores > 0) {
+    if (st.compactions > 0) {
         opal_output_verbose(1, mca_common_sfio_output,
-                            "sfio: %s: recovered %" PRIu64 " orphaned store(s) at open, "
-                            "zeroed %" PRIu64 " B of unfinished fresh writes",
-                            fh->f_filename ? fh->f_filename : "", st.recovered_stores,
-                            st.bytes_undone);
+                            "sfio: rank %d %s: %" PRIu64 " compactions kept the store bounded",
+                            fh->f_rank, fh->f_filename ? fh->f_filename : "", st.compactions);
     }
 }
 
@@ -572,10 +665,27 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
     return err;
 }
 
-int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info)
+/* Before the last name of a file goes: its stores left by crashed jobs
+ * would otherwise wait for a new file that reuses the inode number. */
+static void discard_stores_of(const char *filename, const char *store_dir)
+{
+    struct stat st;
+    if (0 != lstat(filename, &st) || !S_ISREG(st.st_mode) || 1 != st.st_nlink) {
+        return;   /* a symlink, or another name keeps the file */
+    }
+    int fd = open(filename, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd >= 0) {
+        (void) mca_common_sfio_vstore_scan(filename, fd, store_dir, MCA_COMMON_SFIO_STORE_DISCARD,
+                                           NULL, note_store, (void *) filename, NULL);
+        close(fd);
+    }
+}
+
+int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info, const char *store_dir)
 {
     bool after_close = pending_delete_take(filename);
     (void) info;
+    discard_stores_of(filename, store_dir);
     if (0 == unlink(filename)) {
         return MPI_SUCCESS;
     }
@@ -659,12 +769,16 @@ static int take_unreported(ompio_file_t *fh)
     return err;
 }
 
-/* A blocking fbtl call failed with -errno e: kept for sync and close. */
+static int *hook_unreported(const ompio_file_t *fh);
+
+/* A blocking fbtl call failed with -errno e: kept for sync and close
+ * (over a stock fs, in the hooks whose fs proxy reports it at sync). */
 static void note_unreported(ompio_file_t *fh, int e)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    if (NULL != f && 0 == f->unreported_err) {
-        f->unreported_err = mca_common_sfio_errno_to_mpi(e);
+    int *cell = NULL != f ? &f->unreported_err : hook_unreported(fh);
+    if (NULL != cell && 0 == *cell) {
+        *cell = mca_common_sfio_errno_to_mpi(e);
     }
 }
 
@@ -822,7 +936,10 @@ static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
         .store = store, .atomic = false, .lockmode = 0, .objects = NULL,
     };
     if (!fh->f_atomicity) {
-        return 0;   /* the store, if any, still overlays unfolded versions */
+        if (NULL != store && !mca_common_sfio_vstore_attached(store)) {
+            path_p->store = NULL;   /* this rank made no version to order after */
+        }
+        return 0;   /* an attached store still overlays unfolded versions */
     }
     /* only atomic accesses split private from shared bytes */
     path_p->objects = NULL != f ? mca_common_sfio_file_objects(f) : hook_objects(fh);
@@ -963,8 +1080,15 @@ ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mo
     size_t nsegs;
     uint64_t written = 0;
 
-    if (NULL == fh->f_io_array || 0 != route(fh, mode, &path) ||
-        0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+    if (NULL == fh->f_io_array) {
+        return OMPI_ERROR;
+    }
+    int rrc = route(fh, mode, &path);
+    if (0 == rrc) {
+        rrc = mca_common_sfio_ompio_segs(fh, &segs, &nsegs);
+    }
+    if (0 != rrc) {
+        note_unreported(fh, -rrc);   /* io/ompio drops this call's error */
         return OMPI_ERROR;
     }
     trace(fh, "write", segs, nsegs, &path);
@@ -1213,6 +1337,7 @@ typedef struct sfio_hooks_t {
     mca_common_sfio_objects_t objects;         /* seed 004 objects over a stock fs */
     mca_common_sfio_pcache_t pcache;           /* private bytes' cache over a stock fs */
     uint64_t set_views;                        /* collective points seen (stock fs) */
+    int unreported_err;                        /* as mca_common_sfio_file_t's (stock fs) */
 } sfio_hooks_t;
 
 static sfio_hooks_t *hooks_list;
@@ -1282,6 +1407,37 @@ static mca_common_sfio_pcache_t *hook_pcache(const ompio_file_t *fh)
     return NULL != h ? &h->pcache : NULL;
 }
 
+static int *hook_unreported(const ompio_file_t *fh)
+{
+    sfio_hooks_t *h = hooks_of(fh);
+    return NULL != h ? &h->unreported_err : NULL;
+}
+
+/* The unreported write error of fh (0: none), cleared. */
+static int take_any_unreported(ompio_file_t *fh)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    int *cell = NULL != f ? &f->unreported_err : hook_unreported(fh);
+    int err = NULL != cell ? *cell : 0;
+    if (NULL != cell) {
+        *cell = 0;
+    }
+    return err;
+}
+
+/* A collective atomic access runs as one independent access per rank,
+ * whose failure io/ompio would drop (and a short count on one rank only
+ * would leave the others believing all went well): every rank returns
+ * the worst outcome of the group. */
+static int agree_collective(ompio_file_t *fh, int rc)
+{
+    int err = MPI_SUCCESS != rc ? rc : take_any_unreported(fh);
+    int all = err;
+    int crc = fh->f_comm->c_coll->coll_allreduce(&err, &all, 1, MPI_INT, MPI_MAX, fh->f_comm,
+                                                 fh->f_comm->c_coll->coll_allreduce_module);
+    return OMPI_SUCCESS != crc ? crc : all;
+}
+
 static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
                             struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
@@ -1292,7 +1448,7 @@ static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
     }
     if (fh->f_atomicity || NULL == h) {
         /* One atomic write per rank: versions (or locks) order the group. */
-        return mca_common_ompio_file_write(fh, buf, count, datatype, status);
+        return agree_collective(fh, mca_common_ompio_file_write(fh, buf, count, datatype, status));
     }
     return h->fcoll_real->fcoll_file_write_all(fh, buf, count, datatype, status);
 }
@@ -1303,7 +1459,7 @@ static int atomic_read_all(ompio_file_t *fh, void *buf, int count,
     sfio_hooks_t *h = hooks_of(fh);
     if (fh->f_atomicity || NULL == h) {
         /* Aggregators would read a rank's data in several snapshots. */
-        return mca_common_ompio_file_read(fh, buf, count, datatype, status);
+        return agree_collective(fh, mca_common_ompio_file_read(fh, buf, count, datatype, status));
     }
     return h->fcoll_real->fcoll_file_read_all(fh, buf, count, datatype, status);
 }
@@ -1487,7 +1643,14 @@ static int hooked_fs_sync(ompio_file_t *fh)
         return MPI_ERR_INTERN;
     }
     int rc = mca_common_sfio_pcache_flush(fh, &h->pcache);
-    return MPI_SUCCESS != rc ? rc : h->fs_real->fs_file_sync(fh);
+    if (MPI_SUCCESS == rc) {
+        rc = h->fs_real->fs_file_sync(fh);
+    }
+    if (MPI_SUCCESS == rc && 0 != h->unreported_err) {
+        rc = h->unreported_err;   /* an earlier write's error io/ompio dropped */
+        h->unreported_err = 0;
+    }
+    return rc;
 }
 
 static int hooked_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)

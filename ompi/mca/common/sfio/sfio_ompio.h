@@ -116,7 +116,8 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
                             struct opal_info_t *info, ompio_file_t *fh,
                             const mca_common_sfio_fs_options_t *options);
 int mca_common_sfio_fs_close(ompio_file_t *fh);
-int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info);
+/* store_dir: where fs open keeps stores (the file's dead stores go too). */
+int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info, const char *store_dir);
 int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size);
 int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size);
 int mca_common_sfio_fs_sync(ompio_file_t *fh);

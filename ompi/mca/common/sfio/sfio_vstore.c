@@ -33,34 +33,16 @@
 #include "sfio_foldplan.h"
 #include "sfio_vindex.h"
 #include "sfio_lockplan.h"
+#include "sfio_vstore_int.h"
 
-#define COORD_MAGIC   0x31444f4f43534653ull   /* "SFSCOOD1" */
-#define COORD_LAYOUT  2u
 #define CLAIMING      UINT64_MAX               /* pending: taking a version */
 #define FOLD_CHUNK    (4u << 20)
+/* How long a rank waits for another rank of its group to finish creating
+ * the store it also needs. */
+#define CREATE_WAIT_NS ((int64_t) 30 * 1000000000)
 
-typedef struct coord_rank_t {
-    _Atomic uint64_t rec_tail;   /* bytes of valid records in rec.<rank> */
-    _Atomic uint64_t pending;    /* version being published, CLAIMING, or 0 */
-    _Atomic int64_t pid;
-    char pad[40];
-} coord_rank_t;
-
-typedef struct coord_t {
-    uint64_t magic;              /* written last by the creator */
-    uint32_t layout;
-    uint32_t nranks;
-    char pad0[48];
-    _Atomic uint64_t next_version;   /* last version handed out */
-    char pad1[56];
-    _Atomic uint64_t published;      /* every version <= this is published */
-    char pad2[56];
-    _Atomic uint64_t folded;         /* every version <= this is in the flat file */
-    char pad3[56];
-    _Atomic uint64_t attached;       /* ranks that mapped the store and not yet left */
-    char pad4[56];
-    coord_rank_t rank[];
-} coord_t;
+typedef sfio_coord_rank_t coord_rank_t;
+typedef sfio_coord_t coord_t;
 
 struct mca_common_sfio_vstore_t {
     mca_common_sfio_coll_t coll;
@@ -95,104 +77,75 @@ struct mca_common_sfio_vstore_t {
     uint64_t fresh_floor;
     char *recbuf;
     size_t recbuf_size;
-    /* Where the sidecars of every store of this flat file live and how
-     * their names start (other groups' handles of the same file keep
-     * theirs there too), and this store's own name among them. */
+    /* Where the stores of this flat file live (other groups' handles of
+     * the same file keep theirs there too), how their names start, and
+     * this store's name among them.  The directory itself is made at the
+     * group's first atomic access (attach). */
     char *side_dir, *side_prefix;
     const char *side_name;
+    sfio_ident_t ident;          /* the flat file (rank 0's view, sent at open) */
+    uint64_t seen_compactions;   /* coord->compactions the index was built after */
+    uint64_t max_log;            /* compact when this rank's log passes it (0: never) */
+    uint64_t max_versions;       /* ... or when this many versions await a fold */
+    uint64_t versions_since;     /* versions this rank published since its last check */
+    bool reserve;                /* reserve flat-file space for versioned bytes */
+    bool attach_failed_told;
 };
 
 /* ------------------------------------------------------------------ */
 /* small helpers                                                      */
 /* ------------------------------------------------------------------ */
 
-static char *path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) {
-        snprintf(p, n, "%s/%s", dir, name);
-    }
-    return p;
-}
-
-static char *rank_file(const char *dir, const char *kind, int rank)
-{
-    char name[64];
-    snprintf(name, sizeof(name), "%s.%d", kind, rank);
-    return path_join(dir, name);
-}
-
-/* Where the sidecars of path live and how their names start: beside the
- * file as ".<base>.sfio.", or in store_dir as "sfio-<hash of the absolute
- * path>.<base>." so that files of the same name in different directories
- * never share a sidecar. */
-static int sidecar_parts(const char *path, const char *store_dir, char **dir_p, char **prefix_p)
-{
-    char *a = strdup(path), *b = strdup(path);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return -ENOMEM;
-    }
-    bool beside = NULL == store_dir || '\0' == store_dir[0];
-    char *dir = strdup(beside ? dirname(a) : store_dir);
-    const char *base = basename(b);
-    size_t n = strlen(base) + 40;
-    char *prefix = malloc(n);
-    if (!dir || !prefix) {
-        free(a); free(b); free(dir); free(prefix);
-        return -ENOMEM;
-    }
-    if (beside) {
-        snprintf(prefix, n, ".%s.sfio.", base);
-    } else {
-        uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a of the absolute path */
-        for (const unsigned char *p = (const unsigned char *) path; *p; ++p) {
-            h = (h ^ *p) * 0x100000001b3ull;
-        }
-        snprintf(prefix, n, "sfio-%016llx.%s.", (unsigned long long) h, base);
-    }
-    free(a);
-    free(b);
-    *dir_p = dir;
-    *prefix_p = prefix;
-    return 0;
-}
-
-static size_t coord_bytes(int nranks)
-{
-    return sizeof(coord_t) + (size_t) nranks * sizeof(coord_rank_t);
-}
-
-/* Byte ranges of the coordination file used as locks (never data):
- *  - byte 0, liveness: every rank of the group holds a read lock on it
- *    while the store is open; recovery takes a write lock (so the file
- *    is named "coord" only once rank 0 holds its read lock: a probe of a
- *    live store then fails without taking anything);
- *  - byte 1 + r, a whole window: rank r holds a write lock on it while its
- *    fold writes windows whole, holes included (bytes read back from the
- *    flat file just before); a group opening a store of the same file
- *    waits on these bytes of every other store first.
- * OFD locks belong to the open file, not the process, so two handles of
- * one process on the same file do not mistake each other for dead. */
-#define COORD_LIVE_BYTE      ((off_t) 0)
-#define COORD_WINDOW_BYTE(r) ((off_t) 1 + (off_t) (r))
-
-static int coord_lock_range(int fd, short type, bool wait, off_t start, off_t len)
-{
-    struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len };
-    while (0 != fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl)) {
-        if (EINTR != errno) {
-            return -errno;
-        }
-    }
-    return 0;
-}
+#define path_join sfio_path_join
+#define rank_file sfio_rank_file
+#define coord_bytes sfio_coord_bytes
+#define COORD_LIVE_BYTE SFIO_LIVE_BYTE
+#define COORD_WINDOW_BYTE SFIO_WINDOW_BYTE
+#define coord_lock_range sfio_lock_range
 
 static int coord_lock(int fd, short type, bool wait)
 {
-    return coord_lock_range(fd, type, wait, COORD_LIVE_BYTE, 1);
+    return sfio_lock_range(fd, type, wait, SFIO_LIVE_BYTE, 1);
+}
+
+/* Marks the start and end of this rank's writes to the flat file, so
+ * that recovery can tell the group's own modifications (the newest mtime
+ * after them, or one in flight at a crash) from anybody else's. */
+static void flat_begin(mca_common_sfio_vstore_t *s)
+{
+    if (s->coord) {
+        atomic_store(&s->coord->rank[s->rank].flat_writing_ns, sfio_now_ns());
+    }
+}
+
+static void flat_end(mca_common_sfio_vstore_t *s)
+{
+    if (!s->coord) {
+        return;
+    }
+    int64_t m = sfio_mtime_ns_of_fd(s->flat_fd);
+    int64_t cur = atomic_load(&s->coord->flat_mtime_ns);
+    while (m > cur && !atomic_compare_exchange_weak(&s->coord->flat_mtime_ns, &cur, m)) {
+    }
+    atomic_store(&s->coord->rank[s->rank].flat_writing_ns, 0);
+}
+
+/* Written bytes of the flat file, bracketed by flat_begin/end. */
+static int flat_write_segs(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                           size_t n, uint64_t *done_p)
+{
+    flat_begin(s);
+    int rc = mca_common_sfio_posix_write_segs(s->flat_fd, segs, n, done_p);
+    flat_end(s);
+    return rc;
+}
+
+static ssize_t flat_pwrite(mca_common_sfio_vstore_t *s, const void *buf, size_t n, uint64_t off)
+{
+    flat_begin(s);
+    ssize_t put = mca_common_sfio_posix_pwrite_full(s->flat_fd, buf, n, off);
+    flat_end(s);
+    return put;
 }
 
 static int recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n)
@@ -209,18 +162,42 @@ static int recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n)
     return 0;
 }
 
+/* Closes the cached descriptors of other ranks' logs (reopened on use). */
+static void drop_reader_fds(mca_common_sfio_vstore_t *s)
+{
+    for (int r = 0; r < s->nranks; ++r) {
+        if (s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
+            close(s->log_fds[r]);
+            s->log_fds[r] = -1;
+        }
+    }
+}
+
+/* A store file of this rank's group, opened without following symlinks
+ * and only when it is this user's; out of descriptors, the cached
+ * readers' are given back once first. */
+static int open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int rank, int flags)
+{
+    char *p = rank_file(s->dir, kind, rank);
+    const char *why;
+    if (!p) {
+        return -ENOMEM;
+    }
+    int fd = sfio_open_store_file(p, flags, &why);
+    if (-EMFILE == fd || -ENFILE == fd) {
+        drop_reader_fds(s);
+        fd = sfio_open_store_file(p, flags, &why);
+    }
+    free(p);
+    return fd;
+}
+
 static int log_fd_of(mca_common_sfio_vstore_t *s, int rank)
 {
     if (s->log_fds[rank] < 0) {
-        char *p = rank_file(s->dir, "log", rank);
-        if (!p) {
-            return -ENOMEM;
-        }
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        int err = errno;
-        free(p);
+        int fd = open_in_store(s, "log", rank, O_RDONLY);
         if (fd < 0) {
-            return -err;
+            return fd;
         }
         s->log_fds[rank] = fd;
     }
@@ -255,6 +232,23 @@ static void refresh_fresh_floor(mca_common_sfio_vstore_t *s)
 /* Brings the index to the newest published version.  Caller holds lock. */
 static int catch_up(mca_common_sfio_vstore_t *s)
 {
+    if (!s->coord) {
+        return 0;   /* not attached: no version of the group exists yet */
+    }
+    uint64_t compactions = atomic_load_explicit(&s->coord->compactions, memory_order_acquire);
+    if (compactions != s->seen_compactions) {
+        /* Another rank wrote every version up to coord->folded into the
+         * flat file and released their records: start over from the
+         * records that remain. */
+        mca_common_sfio_vindex_clear(&s->index);
+        for (int r = 0; r < s->nranks; ++r) {
+            s->rec_cursor[r] = atomic_load(&s->coord->rank[r].rec_head);
+        }
+        s->seen = atomic_load(&s->coord->folded);
+        s->max_end = 0;
+        s->min_start = UINT64_MAX;
+        s->seen_compactions = compactions;
+    }
     uint64_t P = atomic_load_explicit(&s->coord->published, memory_order_acquire);
     uint64_t folded = atomic_load_explicit(&s->coord->folded, memory_order_acquire);
     if (P == s->seen) {
@@ -281,11 +275,9 @@ static int catch_up(mca_common_sfio_vstore_t *s)
         int fd = s->rec_fd;
         int tmpfd = -1;
         if (r != s->rank) {
-            char *p = rank_file(s->dir, "rec", r);
-            tmpfd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-            free(p);
+            tmpfd = open_in_store(s, "rec", r, O_RDONLY);
             if (tmpfd < 0) {
-                rc = -EIO;
+                rc = tmpfd;
                 break;
             }
             fd = tmpfd;
@@ -338,8 +330,10 @@ static int catch_up(mca_common_sfio_vstore_t *s)
              * time rather than trust this index. */
             mca_common_sfio_vindex_destroy(&s->index);
             mca_common_sfio_vindex_init(&s->index, NULL);
-            memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
-            s->seen = 0;
+            for (int r = 0; r < s->nranks; ++r) {
+                s->rec_cursor[r] = atomic_load(&s->coord->rank[r].rec_head);
+            }
+            s->seen = folded;
             s->max_end = 0;
             s->min_start = UINT64_MAX;
         }
@@ -417,7 +411,6 @@ static void publish(mca_common_sfio_vstore_t *s, uint64_t v)
     }
 }
 
-static int recover_all(const char *path, const char *store_dir, int flat_fd, uint64_t *undone_p);
 
 /* ------------------------------------------------------------------ */
 /* open / close / fold                                                */
@@ -447,11 +440,16 @@ static int foreach_other_store(const mca_common_sfio_vstore_t *s, int (*fn)(int 
         }
         char *sc = path_join(s->side_dir, e->d_name);
         char *cp = sc ? path_join(sc, "coord") : NULL;
+        const char *why;
         if (!cp) {
             rc = -ENOMEM;
+        } else if (0 != sfio_dir_private(sc, &why)) {
+            /* not ours (or not safe): never opened, but it may be a
+             * group of another user writing the file */
+            rc = fn(-2, sc);
         } else {
-            int fd = open(cp, O_RDONLY | O_CLOEXEC);
-            rc = fn(fd, sc);
+            int fd = sfio_open_store_file(cp, O_RDONLY, &why);
+            rc = fn(fd < 0 ? -1 : fd, sc);
             if (fd >= 0) close(fd);
         }
         free(cp);
@@ -466,6 +464,9 @@ static int foreach_other_store(const mca_common_sfio_vstore_t *s, int (*fn)(int 
 static int store_present(int fd, const char *sc)
 {
     struct stat st;
+    if (-2 == fd) {
+        return 1;   /* cannot tell: count it */
+    }
     if (fd < 0) {
         return 0 == stat(sc, &st) ? 1 : 0;
     }
@@ -543,19 +544,21 @@ static int agree(const mca_common_sfio_coll_t *c, int rc)
     return -v;
 }
 
-/* What rank 0 tells the others at open: its verdict and the sidecar. */
+/* What rank 0 tells the others at open: its verdict, the flat file's
+ * identity and where the store will be made. */
 typedef struct {
     int rc;
-    char id[4092];
+    sfio_ident_t ident;
+    char id[4096];
 } open_msg_t;
 
 int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int flat_fd,
                                 const mca_common_sfio_coll_t *coll,
-                                mca_common_sfio_vstore_t **store_p)
+                                mca_common_sfio_vstore_t **store_p, const char **warn_p)
 {
     open_msg_t msg = { 0 };
-    char *coord_path = NULL, *coord_tmp = NULL;
     int rc = 0;
+    *warn_p = NULL;
 
     mca_common_sfio_vstore_t *s = calloc(1, sizeof(*s));
     if (!s) {
@@ -571,6 +574,7 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
                                                     .defer_max = 0, .defer_piece_max = 0 };
         s->coord_fd = s->log_fd = s->rec_fd = -1;
         s->coord_size = coord_bytes(coll->size);
+        s->reserve = true;
         pthread_mutex_init(&s->lock, NULL);
         mca_common_sfio_vindex_init(&s->index, NULL);
         s->log_fds = malloc((size_t) coll->size * sizeof(int));
@@ -585,67 +589,25 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         }
     }
 
-    if (0 == rc) {
-        rc = sidecar_parts(path, store_dir, &s->side_dir, &s->side_prefix);
-    }
-
-    /* Rank 0 recovers what a crashed job left, then creates a fresh
-     * sidecar and its coordination file; one broadcast tells the rest. */
+    /* Rank 0 names the store; nothing is made on disk until the group's
+     * first atomic access. */
     if (0 == coll->rank) {
-        const char *dir = s ? s->side_dir : NULL, *prefix = s ? s->side_prefix : NULL;
+        char *places[2] = { NULL, NULL };
         if (0 == rc) {
-            int n = recover_all(path, store_dir, flat_fd, &s->stats.bytes_undone);
-            rc = n < 0 ? n : 0;
-            s->stats.recovered_stores = n > 0 ? (uint64_t) n : 0;
+            rc = sfio_ident_of_fd(flat_fd, &msg.ident);
         }
         if (0 == rc) {
-            static _Atomic unsigned serial;
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            snprintf(msg.id, sizeof(msg.id), "%s/%s%ld.%ld.%u", dir, prefix, (long) getpid(),
-                     (long) ts.tv_nsec, atomic_fetch_add(&serial, 1));
-            if (0 != mkdir(msg.id, 0700)) {
-                rc = -errno;
-            } else if (!(coord_path = path_join(msg.id, "coord")) ||
-                       !(coord_tmp = path_join(msg.id, "coord.new"))) {
-                rc = -ENOMEM;
-            } else if ((s->coord_fd = open(coord_tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
-                rc = -errno;
-            } else if ((rc = coord_lock(s->coord_fd, F_RDLCK, false)) == 0 &&
-                       0 != ftruncate(s->coord_fd, (off_t) s->coord_size)) {
-                rc = -errno;
-            }
+            rc = sfio_places(path, flat_fd, store_dir, places, warn_p);
         }
+        char name[128];
         if (0 == rc) {
-            s->coord = mmap(NULL, s->coord_size, PROT_READ | PROT_WRITE, MAP_SHARED, s->coord_fd, 0);
-            if (MAP_FAILED == (void *) s->coord) {
-                s->coord = NULL;
-                rc = -errno;
-            } else {
-                s->coord->layout = COORD_LAYOUT;
-                s->coord->nranks = (uint32_t) coll->size;
-                atomic_thread_fence(memory_order_release);
-                s->coord->magic = COORD_MAGIC;
-            }
+            rc = sfio_store_name(msg.ident.ino, name, sizeof(name));
         }
-        if (0 == rc) {
-            /* Published under its own name only now, locked and complete:
-             * another group's recovery probes every coordination file it
-             * finds with a write lock, and one taken between our create
-             * and our lock made our lock fail (EAGAIN) and this open with
-             * it.  The lock belongs to the open file and survives the
-             * rename. */
-            if (0 != rename(coord_tmp, coord_path)) {
-                rc = -errno;
-            }
+        if (0 == rc && (size_t) snprintf(msg.id, sizeof(msg.id), "%s/%s", places[0], name) >=
+                           sizeof(msg.id)) {
+            rc = -ENAMETOOLONG;
         }
-        if (0 == rc) {
-            /* Other groups' folds now see this store: wait for the ones
-             * already writing windows whole (no rank of this group has
-             * written yet: they wait in the broadcast). */
-            s->side_name = strrchr(msg.id, '/') + 1;
-            wait_other_windows(s);
-        }
+        sfio_places_free(places);
         msg.rc = rc;
     }
     if (0 != coll->bcast(coll->ctx, &msg, sizeof(msg), 0)) {
@@ -654,54 +616,168 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
     if (0 != msg.rc && 0 == rc) {
         rc = msg.rc;
     }
-
-    /* The others map the coordination file. */
-    if (0 == rc && 0 != coll->rank) {
-        if (!(coord_path = path_join(msg.id, "coord"))) {
+    if (0 == rc) {
+        s->ident = msg.ident;
+        if (!(s->dir = strdup(msg.id)) || !(s->side_dir = strdup(msg.id)) ||
+            !(s->side_prefix = sfio_store_prefix(msg.ident.ino))) {
             rc = -ENOMEM;
-        } else if ((s->coord_fd = open(coord_path, O_RDWR | O_CLOEXEC)) < 0) {
-            rc = -errno;
-        } else if (0 == (rc = coord_lock(s->coord_fd, F_RDLCK, false))) {
-            s->coord = mmap(NULL, s->coord_size, PROT_READ | PROT_WRITE, MAP_SHARED, s->coord_fd, 0);
-            if (MAP_FAILED == (void *) s->coord) {
-                s->coord = NULL;
-                rc = -errno;
-            } else if (COORD_MAGIC != s->coord->magic ||
-                       s->coord->nranks != (uint32_t) coll->size) {
-                rc = -EPROTO;   /* not the same node's file: no shared memory */
-            }
+        } else {
+            *strrchr(s->side_dir, '/') = '\0';
+            s->side_name = strrchr(s->dir, '/') + 1;
         }
-    }
-    free(coord_path);
-    free(coord_tmp);
-    if (0 == rc && !(s->dir = strdup(msg.id))) {
-        rc = -ENOMEM;
-    }
-    if (0 == rc) {
-        s->side_name = strrchr(s->dir, '/') + 1;   /* msg.id is <side_dir>/<name> */
-    }
-    if (0 == rc) {
-        /* Logs are created at this rank's first versioned write. */
-        atomic_store(&s->coord->rank[s->rank].pid, (int64_t) getpid());
-        atomic_fetch_add(&s->coord->attached, 1);
     }
     rc = agree(coll, rc);
-    if (0 == rc) {
-        refresh_fresh_floor(s);   /* after the open's collective agreement */
-    }
     if (0 != rc) {
-        if (0 == coll->rank && '\0' != msg.id[0]) {
-            char *cp = path_join(msg.id, "coord"), *tp = path_join(msg.id, "coord.new");
-            if (cp) unlink(cp);
-            if (tp) unlink(tp);
-            free(cp);
-            free(tp);
-            rmdir(msg.id);
-        }
         store_free(s);
         return rc;
     }
     *store_p = s;
+    return 0;
+}
+
+/* Maps and checks a coordination file this rank opened (fd). */
+static int map_coord(mca_common_sfio_vstore_t *s, int fd)
+{
+    struct stat st;
+    if (0 != fstat(fd, &st)) {
+        return -errno;
+    }
+    if ((size_t) st.st_size < s->coord_size) {
+        return -EPROTO;
+    }
+    coord_t *c = mmap(NULL, s->coord_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == (void *) c) {
+        return -errno;
+    }
+    if (SFIO_COORD_MAGIC != c->magic || SFIO_COORD_LAYOUT != c->layout ||
+        c->nranks != (uint32_t) s->nranks || c->ident.ino != s->ident.ino ||
+        c->ident.dev != s->ident.dev || c->ident.uid != (uint32_t) geteuid()) {
+        munmap(c, s->coord_size);
+        return -EPROTO;   /* not this group's store (or another node's file) */
+    }
+    s->coord = c;
+    return 0;
+}
+
+/* Makes the store's directory and coordination file (the first rank of
+ * the group to need them).  Returns 0, -EEXIST when another rank of the
+ * group got there first, or -errno. */
+static int create_store(mca_common_sfio_vstore_t *s)
+{
+    const char *why;
+    if (0 != mkdir(s->dir, 0700)) {
+        return -errno;
+    }
+    char *tmp = path_join(s->dir, "coord.new"), *cp = path_join(s->dir, "coord");
+    int fd = -1, rc = (tmp && cp) ? 0 : -ENOMEM;
+    if (0 == rc && (fd = sfio_open_store_file(tmp, O_RDWR | O_CREAT | O_EXCL, &why)) < 0) {
+        rc = fd;
+    }
+    /* liveness first: a recovery probing this file then sees it alive */
+    if (0 == rc) rc = coord_lock(fd, F_RDLCK, false);
+    if (0 == rc && 0 != ftruncate(fd, (off_t) s->coord_size)) rc = -errno;
+    coord_t *c = NULL;
+    if (0 == rc) {
+        c = mmap(NULL, s->coord_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (MAP_FAILED == (void *) c) {
+            c = NULL;
+            rc = -errno;
+        }
+    }
+    if (0 == rc) {
+        c->layout = SFIO_COORD_LAYOUT;
+        c->nranks = (uint32_t) s->nranks;
+        c->ident = s->ident;
+        c->ident.uid = (uint32_t) geteuid();
+        int64_t m = sfio_mtime_ns_of_fd(s->flat_fd);
+        atomic_store(&c->flat_mtime_ns, m > 0 ? m : 0);
+        atomic_thread_fence(memory_order_release);
+        c->magic = SFIO_COORD_MAGIC;
+        /* published under its name only now, locked and complete */
+        if (0 != rename(tmp, cp)) {
+            rc = -errno;
+        }
+    }
+    if (0 == rc) {
+        s->coord = c;
+        s->coord_fd = fd;
+    } else {
+        if (c) munmap(c, s->coord_size);
+        if (fd >= 0) close(fd);
+        if (tmp) unlink(tmp);
+        rmdir(s->dir);
+    }
+    free(tmp);
+    free(cp);
+    return rc;
+}
+
+/* Maps the group's store for this rank: made first when create (an
+ * atomic write), else only when it exists.  Returns 0, -ENOENT (no store:
+ * no version exists), or -errno. */
+static int attach(mca_common_sfio_vstore_t *s, bool create)
+{
+    if (s->coord) {
+        return 0;
+    }
+    int rc = -ENOENT;
+    bool made = false;
+    if (create) {
+        rc = create_store(s);
+        made = 0 == rc;
+    }
+    if (!made) {
+        char *cp = path_join(s->dir, "coord");
+        const char *why;
+        struct stat st;
+        int64_t deadline = sfio_now_ns() + CREATE_WAIT_NS;
+        rc = cp ? 0 : -ENOMEM;
+        while (0 == rc) {
+            int fd = sfio_open_store_file(cp, O_RDWR, &why);
+            if (fd >= 0) {
+                if (0 != sfio_dir_private(s->dir, &why)) {
+                    rc = -EPERM;
+                } else if (0 == (rc = coord_lock(fd, F_RDLCK, false))) {
+                    rc = map_coord(s, fd);
+                }
+                if (0 == rc) {
+                    s->coord_fd = fd;
+                } else {
+                    close(fd);
+                }
+                break;
+            }
+            if (-ENOENT != fd) {
+                rc = fd;
+                break;
+            }
+            /* The directory without coord: a rank of the group is making
+             * it (wait for it), or made it and failed (no store). */
+            if (!create || 0 != lstat(s->dir, &st) || sfio_now_ns() > deadline) {
+                rc = (!create || 0 != lstat(s->dir, &st)) ? -ENOENT : -ETIMEDOUT;
+                break;
+            }
+            struct timespec ts = { 0, 200000 };
+            nanosleep(&ts, NULL);
+        }
+        free(cp);
+        if (0 != rc) {
+            return rc;
+        }
+    }
+    if (made) {
+        /* Other groups' folds now see this store: wait for the ones
+         * already writing windows whole. */
+        wait_other_windows(s);
+    }
+    atomic_store(&s->coord->rank[s->rank].pid, (int64_t) getpid());
+    atomic_fetch_add(&s->coord->attached, 1);
+    s->seen_compactions = atomic_load(&s->coord->compactions);
+    s->seen = atomic_load(&s->coord->folded);
+    for (int r = 0; r < s->nranks; ++r) {
+        s->rec_cursor[r] = atomic_load(&s->coord->rank[r].rec_head);
+    }
+    refresh_fresh_floor(s);
     return 0;
 }
 
@@ -756,23 +832,21 @@ static int ensure_logs(mca_common_sfio_vstore_t *s)
     if (s->log_fd >= 0) {
         return 0;
     }
-    char *lp = rank_file(s->dir, "log", s->rank), *rp = rank_file(s->dir, "rec", s->rank);
-    int rc = 0;
-    if (!lp || !rp) {
-        rc = -ENOMEM;
-    } else if ((s->log_fd = open(lp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
-        rc = -errno;
-    } else if ((s->rec_fd = open(rp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
-        rc = -errno;
-        close(s->log_fd);
-        s->log_fd = -1;
-        unlink(lp);
-    } else {
-        s->log_fds[s->rank] = s->log_fd;
+    int lfd = open_in_store(s, "log", s->rank, O_RDWR | O_CREAT | O_EXCL);
+    if (lfd < 0) {
+        return lfd;
     }
-    free(lp);
-    free(rp);
-    return rc;
+    int rfd = open_in_store(s, "rec", s->rank, O_RDWR | O_CREAT | O_EXCL);
+    if (rfd < 0) {
+        close(lfd);
+        char *lp = rank_file(s->dir, "log", s->rank);
+        if (lp) unlink(lp);
+        free(lp);
+        return rfd;
+    }
+    s->log_fd = s->log_fds[s->rank] = lfd;
+    s->rec_fd = rfd;
+    return 0;
 }
 
 /* The logged pieces of one fold domain, as segments for the window
@@ -996,7 +1070,7 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
             rc = fold_read_logs(s, &fp, &w, buf, &rd);
             uint64_t done = 0;
             if (0 == rc) {
-                rc = mca_common_sfio_posix_write_segs(s->flat_fd, pieces, w.count, &done);
+                rc = flat_write_segs(s, pieces, w.count, &done);
             }
             s->stats.fold_windows_split++;
             continue;
@@ -1015,9 +1089,9 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
         if (0 == rc) {
             rc = fold_read_logs(s, &fp, &w, buf, &rd);
         }
-        if (0 == rc && mca_common_sfio_posix_pwrite_full(s->flat_fd, buf, (size_t) w.length, w.offset)
-                           != (ssize_t) w.length) {
-            rc = -EIO;
+        if (0 == rc) {
+            ssize_t put = flat_pwrite(s, buf, (size_t) w.length, w.offset);
+            rc = put == (ssize_t) w.length ? 0 : put < 0 ? (int) put : -EIO;
         }
     }
     if (decided) {
@@ -1118,7 +1192,7 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
                 fp.segs[e].buf = s->logcopy + fp.log_offset[e];
                 e++;
             }
-            rc = mca_common_sfio_posix_write_segs(s->flat_fd, fp.segs + k, e - k, &done);
+            rc = flat_write_segs(s, fp.segs + k, e - k, &done);
             s->stats.bytes_fold_cached += done;
         } else {
             /* pieces to read from a log (past the copy, or another rank's) */
@@ -1148,7 +1222,7 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
             }
             free(reads);
             if (0 == rc) {
-                rc = mca_common_sfio_posix_write_segs(s->flat_fd, fp.segs + k, e - k, &done);
+                rc = flat_write_segs(s, fp.segs + k, e - k, &done);
             }
         }
         s->stats.bytes_folded += done;
@@ -1173,8 +1247,20 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
     if (!synced && 0 != c->barrier(c->ctx)) {
         return -EIO;
     }
-    s->fresh_floor = UINT64_MAX;   /* until this collective point completes */
     pthread_mutex_lock(&s->lock);
+    /* A rank that never made an atomic access maps the store now if the
+     * group made one: every making of it finished before the barrier, so
+     * every rank finds the same. */
+    rc = s->coord ? 0 : attach(s, false);
+    rc = agree(c, -ENOENT == rc ? 0 : rc);
+    if (0 != rc || !s->coord) {
+        pthread_mutex_unlock(&s->lock);
+        if (0 != rc || !durable) {
+            return rc;
+        }
+        return agree(c, 0 != fsync(s->flat_fd) ? -errno : 0);
+    }
+    s->fresh_floor = UINT64_MAX;   /* until this collective point completes */
     uint64_t P = atomic_load(&s->coord->published);
     uint64_t F = atomic_load(&s->coord->folded);
     if (P == F) {
@@ -1216,6 +1302,8 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
         s->log_tail = s->rec_tail = 0;
         logcopy_reset(s);
         atomic_store(&s->coord->rank[s->rank].rec_tail, 0);
+        atomic_store(&s->coord->rank[s->rank].rec_head, 0);
+        atomic_store(&s->coord->rank[s->rank].log_head, 0);
         memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
         mca_common_sfio_vindex_clear(&s->index);
         s->max_end = 0;
@@ -1231,6 +1319,12 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
 int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
 {
     int rc = mca_common_sfio_vstore_fold(s, false, true);
+    if (!s->coord) {
+        /* never made (every rank agrees after the fold): nothing on disk */
+        int brc = s->coll.barrier(s->coll.ctx);
+        store_free(s);
+        return rc ? rc : (brc ? -EIO : 0);
+    }
     if (0 == rc && s->log_fd >= 0) {
         /* Folded: this rank's logs hold nothing the flat file lacks. */
         char *lp = rank_file(s->dir, "log", s->rank), *rp = rank_file(s->dir, "rec", s->rank);
@@ -1320,9 +1414,34 @@ static int write_fresh(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_
     free(ranges);
     uint64_t done = 0;
     if (0 == rc) {
-        rc = mca_common_sfio_posix_write_segs(s->flat_fd, fresh, nfresh, &done);
+        rc = flat_write_segs(s, fresh, nfresh, &done);
         s->stats.bytes_in_place += done;
         s->stats.bytes_fresh += done;
+    }
+    return rc;
+}
+
+/* Space in the flat file for bytes a fold will write there, taken now
+ * so that the write fails rather than the fold (at close nobody would
+ * hear of it).  File systems without fallocate are not asked again. */
+static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range_t *ranges,
+                        size_t n)
+{
+    if (!s->reserve || 0 == n) {
+        return 0;
+    }
+    int rc = 0;
+    flat_begin(s);
+    for (size_t i = 0; i < n && 0 == rc; ++i) {
+        if (0 != fallocate(s->flat_fd, FALLOC_FL_KEEP_SIZE, (off_t) ranges[i].offset,
+                           (off_t) ranges[i].length)) {
+            rc = -errno;
+        }
+    }
+    flat_end(s);
+    if (-EOPNOTSUPP == rc || -ENOSYS == rc) {
+        s->reserve = false;
+        rc = 0;
     }
     return rc;
 }
@@ -1362,6 +1481,9 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     uint32_t nr_place = layout(place, nplace, &tail, logsegs + nshared, ranges + nr_shared);
     if (tail > MCA_COMMON_SFIO_VINDEX_MAX_LOG) {
         rc = -EFBIG;
+    }
+    if (0 == rc) {
+        rc = reserve_flat(s, ranges, nr_shared + nr_place);
     }
     uint64_t written = 0;
     if (0 == rc) {
@@ -1409,9 +1531,184 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     /* Published: now the private bytes may reach the flat file. */
     if (0 == rc && nplace > 0) {
         uint64_t done = 0;
-        rc = mca_common_sfio_posix_write_segs(s->flat_fd, place, nplace, &done);
+        rc = flat_write_segs(s, place, nplace, &done);
         s->stats.bytes_in_place += done;
     }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* bounds: compaction between collective points                       */
+/* ------------------------------------------------------------------ */
+
+/* Every data-path call holds the compaction byte shared, so a compaction
+ * (exclusive) never sees a write half done nor a reader mid-overlay. */
+static int gate_enter(mca_common_sfio_vstore_t *s)
+{
+    return sfio_lock_range(s->coord_fd, F_RDLCK, true, SFIO_COMPACT_BYTE, 1);
+}
+
+static void gate_leave(mca_common_sfio_vstore_t *s)
+{
+    if (s->coord_fd >= 0) {
+        (void) sfio_lock_range(s->coord_fd, F_UNLCK, false, SFIO_COMPACT_BYTE, 1);
+    }
+}
+
+static bool over_bounds(const mca_common_sfio_vstore_t *s)
+{
+    uint64_t live_log = s->log_tail - atomic_load(&s->coord->rank[s->rank].log_head);
+    uint64_t waiting = atomic_load(&s->coord->published) - atomic_load(&s->coord->folded);
+    return (s->max_log && live_log > s->max_log) || (s->max_versions && waiting > s->max_versions);
+}
+
+typedef struct {
+    mca_common_sfio_vstore_t *s;
+    char *buf;
+    int rc;
+} compact_ctx_t;
+
+/* Writes one indexed piece from its log into the flat file. */
+static int compact_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    compact_ctx_t *k = ctx;
+    if (p->rank < 0) {
+        return 0;
+    }
+    int fd = log_fd_of(k->s, p->rank);
+    if (fd < 0) {
+        return k->rc = fd;
+    }
+    for (uint64_t done = 0; done < p->length;) {
+        size_t n = (size_t) (p->length - done < FOLD_CHUNK ? p->length - done : FOLD_CHUNK);
+        ssize_t got = mca_common_sfio_posix_pread_full(fd, k->buf, n, p->log_offset + done);
+        if (got != (ssize_t) n) {
+            return k->rc = got < 0 ? (int) got : -EIO;
+        }
+        ssize_t put = flat_pwrite(k->s, k->buf, n, p->offset + done);
+        if (put != (ssize_t) n) {
+            return k->rc = put < 0 ? (int) put : -EIO;
+        }
+        done += n;
+    }
+    return 0;
+}
+
+/* Where rank r's records and data of versions <= P end: *rec_p after the
+ * last such record (a FRESH note of an unfinished write ends it early:
+ * recovery still needs it), *log_p after the last such record's data. */
+static int folded_prefix(mca_common_sfio_vstore_t *s, int r, uint64_t P, uint64_t *rec_p,
+                         uint64_t *log_p)
+{
+    uint64_t head = atomic_load(&s->coord->rank[r].rec_head);
+    uint64_t tail = atomic_load(&s->coord->rank[r].rec_tail);
+    *rec_p = head;
+    *log_p = atomic_load(&s->coord->rank[r].log_head);
+    if (tail <= head) {
+        return 0;
+    }
+    int fd = r == s->rank ? s->rec_fd : open_in_store(s, "rec", r, O_RDONLY);
+    if (fd < 0) {
+        return fd;
+    }
+    size_t len = (size_t) (tail - head);
+    char *buf = malloc(len);
+    ssize_t got = buf ? mca_common_sfio_posix_pread_full(fd, buf, len, (off_t) head) : -ENOMEM;
+    if (r != s->rank) close(fd);
+    int rc = got == (ssize_t) len ? 0 : got < 0 ? (int) got : -EIO;
+    for (size_t pos = 0; 0 == rc && pos < len;) {
+        mca_common_sfio_record_t rec;
+        if (0 != mca_common_sfio_record_decode(buf + pos, len - pos, &rec)) {
+            rc = -EIO;
+            break;
+        }
+        if (MCA_COMMON_SFIO_RECORD_FRESH == rec.kind) {
+            mca_common_sfio_record_t next;
+            size_t at = pos + rec.size;
+            if (at >= len || 0 != mca_common_sfio_record_decode(buf + at, len - at, &next) ||
+                0 == next.version || next.version > P) {
+                break;
+            }
+        } else if (rec.version > P) {
+            break;
+        } else if (MCA_COMMON_SFIO_RECORD_WRITE == rec.kind ||
+                   MCA_COMMON_SFIO_RECORD_PLACE == rec.kind) {
+            uint64_t end = rec.log_offset + rec.data_bytes;
+            if (end > *log_p) *log_p = end;
+        }
+        pos += rec.size;
+        *rec_p = head + pos;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Frees the disk blocks of [0, end) of a store file (the offsets stay:
+ * other ranks' cursors and index entries keep their meaning). */
+static void punch(mca_common_sfio_vstore_t *s, const char *kind, int r, uint64_t end)
+{
+    if (0 == end) {
+        return;
+    }
+    int fd = open_in_store(s, kind, r, O_RDWR);
+    if (fd >= 0) {
+        (void) fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t) end);
+        close(fd);
+    }
+}
+
+/* Writes every published version into the flat file and releases the
+ * records and log bytes behind them, while no rank of the group is in a
+ * data-path call: the store stays bounded between collective points.
+ * Caller holds s->lock and no gate. */
+static int compact(mca_common_sfio_vstore_t *s)
+{
+    int rc = sfio_lock_range(s->coord_fd, F_WRLCK, true, SFIO_COMPACT_BYTE, 1);
+    if (0 != rc) {
+        return rc;
+    }
+    if (!over_bounds(s)) {
+        gate_leave(s);
+        return 0;   /* another rank compacted while this one waited */
+    }
+    rc = catch_up(s);
+    uint64_t P = s->seen;
+    compact_ctx_t k = { .s = s, .buf = malloc(FOLD_CHUNK) };
+    if (0 == rc && !k.buf) {
+        rc = -ENOMEM;
+    }
+    if (0 == rc && UINT64_MAX != s->min_start && s->max_end > s->min_start) {
+        rc = mca_common_sfio_vindex_pieces(&s->index, s->min_start, s->max_end - s->min_start,
+                                           compact_piece, &k);
+        if (0 == rc) rc = k.rc;
+    }
+    free(k.buf);
+    uint64_t *rec_end = calloc((size_t) s->nranks, sizeof(uint64_t));
+    uint64_t *log_end = calloc((size_t) s->nranks, sizeof(uint64_t));
+    if (0 == rc && (!rec_end || !log_end)) {
+        rc = -ENOMEM;
+    }
+    for (int r = 0; 0 == rc && r < s->nranks; ++r) {
+        rc = folded_prefix(s, r, P, &rec_end[r], &log_end[r]);
+    }
+    if (0 == rc) {
+        /* Everything <= P is in the flat file. */
+        atomic_store(&s->coord->folded, P);
+        for (int r = 0; r < s->nranks; ++r) {
+            atomic_store(&s->coord->rank[r].rec_head, rec_end[r]);
+            atomic_store(&s->coord->rank[r].log_head, log_end[r]);
+        }
+        atomic_fetch_add(&s->coord->compactions, 1);
+        for (int r = 0; r < s->nranks; ++r) {
+            punch(s, "rec", r, rec_end[r]);
+            punch(s, "log", r, log_end[r]);
+        }
+        s->stats.compactions++;
+        (void) catch_up(s);   /* this rank's index starts over too */
+    }
+    free(rec_end);
+    free(log_end);
+    gate_leave(s);
     return rc;
 }
 
@@ -1452,6 +1749,26 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
     int rc;
 
     pthread_mutex_lock(&s->lock);
+    if (!s->coord) {
+        if (!atomic) {
+            /* No version exists for this rank to order after (a rank maps
+             * the store at its first atomic access). */
+            pthread_mutex_unlock(&s->lock);
+            return mca_common_sfio_posix_write_segs(s->flat_fd, segs, nsegs, written_p);
+        }
+        rc = attach(s, true);
+        if (0 != rc) {
+            pthread_mutex_unlock(&s->lock);
+            *written_p = 0;
+            return rc;
+        }
+    }
+    rc = gate_enter(s);
+    if (0 != rc) {
+        pthread_mutex_unlock(&s->lock);
+        *written_p = 0;
+        return rc;
+    }
     rc = catch_up(s);
     /* Bytes a published version covers must become a version themselves
      * (a later read would overlay them); the rest may go in place when
@@ -1521,7 +1838,7 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
         free(place.v);
     } else {
         if (0 == rc && direct.n > 0) {
-            rc = mca_common_sfio_posix_write_segs(s->flat_fd, direct.v, direct.n, &done);
+            rc = flat_write_segs(s, direct.v, direct.n, &done);
             s->stats.bytes_in_place += done;
         }
         if (0 == rc && versioned.n > 0) {
@@ -1529,6 +1846,13 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
             if (0 == rc) {
                 done += versioned.bytes;
             }
+        }
+    }
+    gate_leave(s);
+    if (0 == rc && over_bounds(s)) {
+        int crc = compact(s);
+        if (0 != crc) {
+            rc = crc;   /* the write is whole; the store could not be bounded */
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -1571,11 +1895,22 @@ int mca_common_sfio_vstore_read(mca_common_sfio_vstore_t *s, const mca_common_sf
     int rc;
 
     pthread_mutex_lock(&s->lock);
-    rc = catch_up(s);
+    rc = s->coord ? 0 : attach(s, false);
+    bool gated = false;
+    if (0 == rc) {
+        rc = gate_enter(s);
+        gated = 0 == rc;
+    } else if (-ENOENT == rc) {
+        rc = 0;   /* no store yet: no version exists */
+    }
+    if (0 == rc) {
+        rc = catch_up(s);
+    }
     if (0 == rc) {
         rc = mca_common_sfio_posix_read_segs(s->flat_fd, segs, nsegs, policy, scratch, &flat_bytes);
     }
     if (0 != rc || mca_common_sfio_vindex_empty(&s->index)) {
+        if (gated) gate_leave(s);
         pthread_mutex_unlock(&s->lock);
         *read_p = flat_bytes;
         return rc;
@@ -1601,6 +1936,7 @@ int mca_common_sfio_vstore_read(mca_common_sfio_vstore_t *s, const mca_common_sf
         if (0 == rc) rc = o.rc;
         total += len;
     }
+    gate_leave(s);
     pthread_mutex_unlock(&s->lock);
     *read_p = total;
     return rc;
@@ -1610,7 +1946,15 @@ int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *s, uint64_t *size_p)
 {
     struct stat st;
     pthread_mutex_lock(&s->lock);
-    int rc = catch_up(s);
+    int rc = s->coord ? 0 : attach(s, false);
+    bool gated = false;
+    if (0 == rc && 0 == (rc = gate_enter(s))) {
+        gated = true;
+        rc = catch_up(s);
+    } else if (-ENOENT == rc) {
+        rc = 0;
+    }
+    if (gated) gate_leave(s);
     if (0 == rc && 0 != fstat(s->flat_fd, &st)) {
         rc = -errno;
     }
@@ -1629,11 +1973,13 @@ void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *s,
 {
     struct statfs sf;
     s->fold = *policy;
+    s->max_log = policy->max_log;
+    s->max_versions = policy->max_versions;
     if (s->fold.window < 4096) {
         s->fold.window = 4096;
     }
     if (s->fold.defer_max < 0) {
-        s->fold.defer_max = (0 == statfs(s->dir, &sf) && TMPFS_MAGIC == sf.f_type)
+        s->fold.defer_max = (0 == statfs(s->side_dir, &sf) && TMPFS_MAGIC == sf.f_type)
                                 ? DEFER_MAX_IN_MEMORY : 0;
     }
 }
@@ -1656,275 +2002,12 @@ void mca_common_sfio_vstore_stats(const mca_common_sfio_vstore_t *s,
     *stats_p = s->stats;
 }
 
+bool mca_common_sfio_vstore_attached(const mca_common_sfio_vstore_t *s)
+{
+    return NULL != s->coord;
+}
+
 const char *mca_common_sfio_vstore_dir(const mca_common_sfio_vstore_t *s)
 {
     return s->dir;
-}
-
-/* ------------------------------------------------------------------ */
-/* recovery                                                           */
-/* ------------------------------------------------------------------ */
-
-typedef struct {
-    int *log_fds;
-    int flat_fd;
-    char *buf;
-    int rc;
-} recover_ctx_t;
-
-static int recover_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
-{
-    recover_ctx_t *r = ctx;
-    uint64_t done = 0;
-    while (done < p->length) {
-        size_t n = (size_t) (p->length - done < FOLD_CHUNK ? p->length - done : FOLD_CHUNK);
-        ssize_t got = mca_common_sfio_posix_pread_full(r->log_fds[p->rank], r->buf, n,
-                                                       p->log_offset + done);
-        if (got != (ssize_t) n ||
-            mca_common_sfio_posix_pwrite_full(r->flat_fd, r->buf, n, p->offset + done) != (ssize_t) n) {
-            return r->rc = -EIO;
-        }
-        done += n;
-    }
-    return 0;
-}
-
-/* Ranges of FRESH records whose write never completed. */
-typedef struct {
-    mca_common_sfio_range_t *v;
-    size_t n, cap;
-} undo_list_t;
-
-static int undo_note(undo_list_t *u, const char *buf, size_t pos, size_t tail,
-                     const mca_common_sfio_record_t *fresh, uint64_t P)
-{
-    mca_common_sfio_record_t next;
-    size_t at = pos + fresh->size;
-    if (at < tail && 0 == mca_common_sfio_record_decode(buf + at, tail - at, &next) &&
-        0 != next.version && next.version <= P) {
-        return 0;   /* its version is published: the write is whole */
-    }
-    for (uint32_t i = 0; i < fresh->nranges; ++i) {
-        if (u->n == u->cap) {
-            size_t cap = u->cap ? 2 * u->cap : 16;
-            void *nv = realloc(u->v, cap * sizeof(*u->v));
-            if (!nv) {
-                return -ENOMEM;
-            }
-            u->v = nv;
-            u->cap = cap;
-        }
-        u->v[u->n++] = fresh->ranges[i];
-    }
-    return 0;
-}
-
-static int by_offset(const void *a, const void *b)
-{
-    const mca_common_sfio_range_t *x = a, *y = b;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-/* Undoes fresh bytes of unfinished writes: they held nothing, so they
- * become holes again, and a file tail made only of them is cut off. */
-static int undo_fresh(undo_list_t *u, int flat_fd, uint64_t *undone_p)
-{
-    static const char zeros[65536];
-    struct stat st;
-    if (0 == u->n) {
-        return 0;
-    }
-    if (0 != fstat(flat_fd, &st)) {
-        return -errno;
-    }
-    uint64_t size = (uint64_t) st.st_size;
-    qsort(u->v, u->n, sizeof(*u->v), by_offset);
-    uint64_t tail_start = UINT64_MAX, run_start = 0, run_end = 0;
-    for (size_t i = 0; i < u->n; ++i) {
-        uint64_t off = u->v[i].offset, end = off + u->v[i].length;
-        if (end > size) end = size;
-        *undone_p += end > off ? end - off : 0;
-        for (uint64_t pos = off; pos < end;) {
-            size_t n = end - pos < sizeof(zeros) ? (size_t) (end - pos) : sizeof(zeros);
-            if (mca_common_sfio_posix_pwrite_full(flat_fd, zeros, n, pos) != (ssize_t) n) {
-                return -EIO;
-            }
-            pos += n;
-        }
-        if (0 == i || off > run_end) {
-            run_start = off;
-            run_end = off + u->v[i].length;
-        } else if (off + u->v[i].length > run_end) {
-            run_end = off + u->v[i].length;
-        }
-        if (run_end >= size && run_start < tail_start) {
-            tail_start = run_start;
-        }
-    }
-    if (tail_start < size && 0 != ftruncate(flat_fd, (off_t) tail_start)) {
-        return -errno;
-    }
-    return 0;
-}
-
-/* Applies one orphaned sidecar to the flat file and removes it.  Returns
- * 1 when recovered, 0 when the sidecar is alive or incomplete, or a
- * negative errno. */
-static int recover_one(const char *sidecar, int flat_fd, uint64_t *undone_p)
-{
-    char *cp = path_join(sidecar, "coord");
-    int fd = cp ? open(cp, O_RDWR | O_CLOEXEC) : -1;
-    if (fd < 0) {
-        free(cp);
-        return 0;                    /* being created, or litter: leave it */
-    }
-    if (0 != coord_lock(fd, F_WRLCK, false)) {
-        close(fd);
-        free(cp);
-        return 0;                    /* a live group holds it */
-    }
-    struct stat st;
-    coord_t *c = NULL;
-    if (0 != fstat(fd, &st) || (size_t) st.st_size < sizeof(coord_t) ||
-        MAP_FAILED == (void *) (c = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE,
-                                         MAP_SHARED, fd, 0)) ||
-        COORD_MAGIC != c->magic || (size_t) st.st_size < coord_bytes((int) c->nranks)) {
-        if (c && MAP_FAILED != (void *) c) munmap(c, (size_t) st.st_size);
-        close(fd);
-        free(cp);
-        return 0;
-    }
-    int nranks = (int) c->nranks;
-    uint64_t P = atomic_load(&c->published), F = atomic_load(&c->folded);
-    mca_common_sfio_vindex_t index;
-    mca_common_sfio_vindex_init(&index, NULL);
-    mca_common_sfio_vindex_pending_t *pend = NULL;
-    size_t npend = 0, cap = 0;
-    undo_list_t undo = { 0 };
-    char **bufs = calloc((size_t) nranks, sizeof(char *));
-    int *log_fds = malloc((size_t) nranks * sizeof(int));
-    int rc = (bufs && log_fds) ? 0 : -ENOMEM;
-    for (int r = 0; r < nranks && log_fds; ++r) log_fds[r] = -1;
-
-    for (int r = 0; r < nranks && 0 == rc; ++r) {
-        uint64_t tail = atomic_load(&c->rank[r].rec_tail);
-        char *rp = rank_file(sidecar, "rec", r), *lp = rank_file(sidecar, "log", r);
-        int rfd = rp ? open(rp, O_RDONLY | O_CLOEXEC) : -1;
-        log_fds[r] = lp ? open(lp, O_RDONLY | O_CLOEXEC) : -1;
-        free(rp);
-        free(lp);
-        if (0 == tail) {
-            if (rfd >= 0) close(rfd);
-            continue;
-        }
-        bufs[r] = malloc((size_t) tail);
-        ssize_t got = (rfd >= 0 && bufs[r]) ? mca_common_sfio_posix_pread_full(rfd, bufs[r], (size_t) tail, 0) : -EIO;
-        if (rfd >= 0) close(rfd);
-        if (got != (ssize_t) tail || log_fds[r] < 0) {
-            rc = -EIO;
-            break;
-        }
-        for (size_t pos = 0; pos < tail;) {
-            mca_common_sfio_record_t rec;
-            if (0 != mca_common_sfio_record_decode(bufs[r] + pos, (size_t) tail - pos, &rec)) {
-                rc = -EIO;
-                break;
-            }
-            if (MCA_COMMON_SFIO_RECORD_FRESH == rec.kind &&
-                0 != (rc = undo_note(&undo, bufs[r], pos, (size_t) tail, &rec, P))) {
-                break;
-            }
-            /* Recovery redoes journaled in-place bytes like any others. */
-            if (MCA_COMMON_SFIO_RECORD_PLACE == rec.kind) {
-                rec.kind = MCA_COMMON_SFIO_RECORD_WRITE;
-            }
-            if (MCA_COMMON_SFIO_RECORD_WRITE == rec.kind && rec.version > F && rec.version <= P) {
-                if (npend == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    void *np = realloc(pend, cap * sizeof(*pend));
-                    if (!np) { rc = -ENOMEM; break; }
-                    pend = np;
-                }
-                pend[npend++] = (mca_common_sfio_vindex_pending_t) { .rank = r, .record = rec };
-            }
-            pos += rec.size;
-        }
-    }
-    if (0 == rc) {
-        rc = mca_common_sfio_vindex_apply_batch(&index, pend, npend);
-    }
-    if (0 == rc) {
-        rc = undo_fresh(&undo, flat_fd, undone_p);   /* before the redo, which may extend the file */
-    }
-    free(undo.v);
-    for (int r = 0; r < nranks && 0 == rc; ++r) {
-        recover_ctx_t ctx = { .log_fds = log_fds, .flat_fd = flat_fd, .buf = malloc(FOLD_CHUNK), .rc = 0 };
-        rc = ctx.buf ? mca_common_sfio_vindex_foreach_rank(&index, r, recover_piece, &ctx) : -ENOMEM;
-        if (0 == rc) rc = ctx.rc;
-        free(ctx.buf);
-    }
-    if (0 == rc && 0 != fsync(flat_fd)) {
-        rc = -errno;
-    }
-    if (0 == rc) {
-        atomic_store(&c->folded, P);   /* a second recovery would redo nothing */
-        for (int r = 0; r < nranks; ++r) {
-            char *rp = rank_file(sidecar, "rec", r), *lp = rank_file(sidecar, "log", r);
-            if (rp) unlink(rp);
-            if (lp) unlink(lp);
-            free(rp);
-            free(lp);
-        }
-        unlink(cp);
-        rmdir(sidecar);
-    }
-    for (int r = 0; r < nranks; ++r) {
-        if (bufs) free(bufs[r]);
-        if (log_fds && log_fds[r] >= 0) close(log_fds[r]);
-    }
-    free(bufs);
-    free(log_fds);
-    free(pend);
-    mca_common_sfio_vindex_destroy(&index);
-    munmap(c, (size_t) st.st_size);
-    close(fd);
-    free(cp);
-    return 0 == rc ? 1 : rc;
-}
-
-static int recover_all(const char *path, const char *store_dir, int flat_fd, uint64_t *undone_p)
-{
-    char *dir = NULL, *prefix = NULL;
-    int rc = sidecar_parts(path, store_dir, &dir, &prefix), count = 0;
-    if (0 != rc) {
-        return rc;
-    }
-    DIR *d = opendir(dir);
-    if (!d) {
-        rc = -errno;
-    }
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (0 != strncmp(e->d_name, prefix, strlen(prefix))) {
-            continue;
-        }
-        char *sc = path_join(dir, e->d_name);
-        int n = sc ? recover_one(sc, flat_fd, undone_p) : -ENOMEM;
-        free(sc);
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        count += n;
-    }
-    if (d) closedir(d);
-    free(dir);
-    free(prefix);
-    return rc < 0 ? rc : count;
-}
-
-int mca_common_sfio_vstore_recover(const char *path, const char *store_dir, int flat_fd)
-{
-    uint64_t undone = 0;
-    return recover_all(path, store_dir, flat_fd, &undone);
 }

@@ -44,10 +44,9 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t folds_by_owner;    /* folds where each rank wrote back the pieces it won */
     uint64_t publish_waits;     /* publishes that had to wait for lower versions */
     uint64_t aborted_versions;  /* versions of dead writers this rank skipped */
-    uint64_t recovered_stores;  /* orphaned stores recovered at open (rank 0) */
-    uint64_t bytes_undone;      /* ... fresh bytes of unfinished writes zeroed there */
     uint64_t fold_windows_split;   /* fold windows with holes written piece by piece, another
                                       group (collective open) of the file being open */
+    uint64_t compactions;       /* compactions this rank ran to keep the store bounded */
 } mca_common_sfio_vstore_stats_t;
 
 /* Who writes back which bytes at a fold. */
@@ -70,6 +69,9 @@ typedef struct mca_common_sfio_fold_policy_t {
                             (tmpfs), else 0 (never) */
     uint64_t defer_piece_max;   /* ... when their pieces average at most this many bytes
                                    (larger pieces gain nothing from the windows) */
+    uint64_t max_log;           /* a rank whose log holds more unfolded bytes than this
+                                   compacts the store (0: never) */
+    uint64_t max_versions;      /* ... or when more versions than this await a fold */
 } mca_common_sfio_fold_policy_t;
 
 /* Collective-operation callbacks, so the store needs no MPI itself. */
@@ -81,16 +83,22 @@ typedef struct mca_common_sfio_coll_t {
     int (*allreduce_max_int)(void *ctx, int *value);
 } mca_common_sfio_coll_t;
 
-/* Collective.  Creates the store of the file at path (opened as flat_fd
- * by every rank), after recovering any orphaned store of the same file.
- * store_dir: where the sidecar lives; NULL or "" puts it beside the file,
- * a node-local directory (e.g. /dev/shm) keeps log traffic off the file
- * system, at the price that only a later open on the same node recovers a
- * crashed job's store.  Returns 0 and *store_p, or a negative errno (same
- * on every rank; then the file is used without a store). */
+/* Collective.  Prepares the store of the file at path (opened as flat_fd
+ * by every rank): rank 0 names it; nothing is made on disk until the
+ * group's first atomic access, which makes the store directory (beside
+ * the file's real path, or in store_dir's private subdirectory: a
+ * node-local directory such as /dev/shm keeps log traffic off the file
+ * system, at the price that only a later open on the same node recovers
+ * a crashed job's store).  *warn_p (static text, may stay NULL) says why
+ * store_dir was not used.  Returns 0 and *store_p, or a negative errno
+ * (same on every rank; then the file is used without a store). */
 int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int flat_fd,
                                 const mca_common_sfio_coll_t *coll,
-                                mca_common_sfio_vstore_t **store_p);
+                                mca_common_sfio_vstore_t **store_p, const char **warn_p);
+
+/* Whether this rank has mapped the group's store (after its first atomic
+ * access, or a collective point after any rank's). */
+bool mca_common_sfio_vstore_attached(const mca_common_sfio_vstore_t *store);
 
 /* Collective, after a barrier (OMPIO's close has one).  Folds, removes
  * the sidecar, frees the store.  Needs no MPI when nothing is to fold. */
@@ -140,8 +148,59 @@ void mca_common_sfio_vstore_stats(const mca_common_sfio_vstore_t *store,
 /* Sidecar directory of the store (for messages and tests). */
 const char *mca_common_sfio_vstore_dir(const mca_common_sfio_vstore_t *store);
 
-/* Recovers every orphaned store of path into flat_fd (one process).
- * Returns the number of stores recovered, or a negative errno. */
-int mca_common_sfio_vstore_recover(const char *path, const char *store_dir, int flat_fd);
+/* ---- stores left behind (recovery at open, the sfio-store tool) ---- */
+
+typedef enum mca_common_sfio_store_verdict_t {
+    MCA_COMMON_SFIO_STORE_LIVE,         /* a running job uses it: left alone */
+    MCA_COMMON_SFIO_STORE_DEAD,         /* this user's, for this file, unchanged: appliable */
+    MCA_COMMON_SFIO_STORE_EMPTY,        /* its creation never finished: nothing in it */
+    MCA_COMMON_SFIO_STORE_APPLIED,      /* applied to the file and removed */
+    MCA_COMMON_SFIO_STORE_DISCARDED,    /* removed without applying */
+    MCA_COMMON_SFIO_STORE_FOREIGN,      /* another user's: never opened */
+    MCA_COMMON_SFIO_STORE_REFUSED,      /* unsafe: symlink, mode, owner of a file in it */
+    MCA_COMMON_SFIO_STORE_OTHER_FILE,   /* made for another file with this inode number */
+    MCA_COMMON_SFIO_STORE_CHANGED,      /* the file was modified after the job stopped */
+    MCA_COMMON_SFIO_STORE_CORRUPT,      /* unreadable coordination file or records */
+    MCA_COMMON_SFIO_STORE_FAILED        /* applying or removing it failed (err) */
+} mca_common_sfio_store_verdict_t;
+
+typedef struct mca_common_sfio_store_info_t {
+    const char *path;        /* the store's directory */
+    mca_common_sfio_store_verdict_t verdict;
+    const char *why;         /* the verdict in words */
+    int nranks;              /* 0 when unknown */
+    uint64_t versions;       /* published and not yet in the file */
+    int err;                 /* errno of a FAILED verdict */
+} mca_common_sfio_store_info_t;
+
+typedef enum mca_common_sfio_store_action_t {
+    MCA_COMMON_SFIO_STORE_LIST,         /* only look */
+    MCA_COMMON_SFIO_STORE_RECOVER,      /* apply every DEAD store (what an open does) */
+    MCA_COMMON_SFIO_STORE_APPLY_FORCE,  /* ... and CHANGED ones too (the tool, asked to) */
+    MCA_COMMON_SFIO_STORE_DISCARD       /* remove DEAD, CHANGED, OTHER_FILE, EMPTY stores
+                                           (CORRUPT too when named by only) */
+} mca_common_sfio_store_action_t;
+
+typedef struct mca_common_sfio_store_tally_t {
+    uint64_t applied, discarded, refused;
+    uint64_t bytes_undone;   /* fresh bytes of unfinished writes zeroed */
+} mca_common_sfio_store_tally_t;
+
+typedef void (*mca_common_sfio_store_note_fn_t)(void *ctx, const mca_common_sfio_store_info_t *info);
+
+/* One process: finds the stores of the file open as fd (named path;
+ * beside its real path, and in store_dir's private subdirectory when
+ * given), decides each one's verdict and carries out action, calling
+ * note for each (only: restrict to the store with this directory path).
+ * Never blocks: a store in use is LIVE.  Applying needs a writable
+ * descriptor: fd, or the same file reopened for writing.  Returns 0 or the
+ * negative errno of the first store that could not be applied (it stays
+ * in place). */
+int mca_common_sfio_vstore_scan(const char *path, int fd, const char *store_dir,
+                                mca_common_sfio_store_action_t action, const char *only,
+                                mca_common_sfio_store_note_fn_t note, void *ctx,
+                                mca_common_sfio_store_tally_t *tally_p);
+
+const char *mca_common_sfio_store_verdict_name(mca_common_sfio_store_verdict_t v);
 
 #endif

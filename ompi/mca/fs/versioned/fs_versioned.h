@@ -27,6 +27,8 @@ extern size_t mca_fs_versioned_fold_window;
 extern long mca_fs_versioned_defer_max;
 extern size_t mca_fs_versioned_defer_piece_max;
 extern size_t mca_fs_versioned_objects_max_ranges;
+extern size_t mca_fs_versioned_store_max_log_bytes;
+extern size_t mca_fs_versioned_store_max_versions;
 
 SFIO_COMPONENT_DECLSPEC extern mca_fs_base_component_2_0_0_t mca_fs_versioned_component;
 

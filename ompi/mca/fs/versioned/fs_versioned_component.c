@@ -23,6 +23,8 @@ int mca_fs_versioned_fold_by = 0;
 size_t mca_fs_versioned_fold_cache = 64 << 20;
 size_t mca_fs_versioned_fold_max_gap = 4096;
 size_t mca_fs_versioned_fold_window = 4 << 20;
+size_t mca_fs_versioned_store_max_log_bytes = 64 << 20;
+size_t mca_fs_versioned_store_max_versions = 16384;
 long mca_fs_versioned_defer_max = -1;
 size_t mca_fs_versioned_defer_piece_max = 64 << 10;
 size_t mca_fs_versioned_objects_max_ranges = 1 << 20;
@@ -42,9 +44,10 @@ static int versioned_register(void)
         &mca_fs_versioned_verbose);
     mca_fs_versioned_store = true;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version, "store",
-        "Create the versioned store (sidecar directory .<name>.sfio.<id> beside the file) for "
-        "writable files, which makes MPI_File_set_atomicity(fh, 1) lock-free; off: no sidecar, "
-        "atomic mode then needs the lock modes of fbtl/versioned",
+        "Keep a versioned store for writable files, which makes MPI_File_set_atomicity(fh, 1) "
+        "lock-free: a private directory .sfio-store.<inode>.<random> beside the file (or in "
+        "store_dir), made at the first atomic access and removed by a clean close; off: no "
+        "store, atomic mode then needs the lock modes of fbtl/versioned",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_fs_versioned_store);
     /* String storage on the heap: it must outlive this DSO (Open MPI 5.0). */
@@ -54,9 +57,26 @@ static int versioned_register(void)
         "Directory of the versioned store's logs; empty (default): beside the file.  A "
         "node-local directory (e.g. /dev/shm or a local SSD) keeps the log traffic of atomic "
         "writes off the shared file system; a crashed job's store is then recovered only by "
-        "a later open on the same node")) {
+        "a later open on the same node with the same store_dir.  Stores go in its "
+        "subdirectory sfio-store-<uid> (made 0700); one that is not the user's or is open to "
+        "others is not used (the store goes beside the file, with a warning)")) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    mca_fs_versioned_store_max_log_bytes = 64 << 20;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "store_max_log_bytes",
+        "Bound of the versioned store between collective points: a rank whose log holds more "
+        "unfolded bytes than this writes every published version into the file and frees "
+        "the store's space (the other ranks pause their accesses meanwhile).  0: no bound",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_store_max_log_bytes);
+    mca_fs_versioned_store_max_versions = 16384;
+    (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
+        "store_max_versions",
+        "Bound of the versioned store's index (memory of every rank): when more versions than "
+        "this await a fold, the writer folds them as store_max_log_bytes does.  0: no bound",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_fs_versioned_store_max_versions);
     mca_fs_versioned_private_objects = true;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
         "private_objects",

@@ -35,7 +35,9 @@ static int versioned_file_open(struct ompi_communicator_t *comm, const char *fil
                   .max_gap = mca_fs_versioned_fold_max_gap,
                   .window = mca_fs_versioned_fold_window,
                   .defer_max = mca_fs_versioned_defer_max,
-                  .defer_piece_max = mca_fs_versioned_defer_piece_max },
+                  .defer_piece_max = mca_fs_versioned_defer_piece_max,
+                  .max_log = mca_fs_versioned_store_max_log_bytes,
+                  .max_versions = mca_fs_versioned_store_max_versions },
     };
     int rc = mca_common_sfio_fs_open(comm, filename, amode, info, fh, &options);
     if (MPI_SUCCESS != rc) {
@@ -53,12 +55,19 @@ static int versioned_file_close(ompio_file_t *fh)
     return mca_common_sfio_fs_close(fh);
 }
 
+static int versioned_delete(char *filename, struct opal_info_t *info)
+{
+    return mca_common_sfio_fs_delete(filename, info,
+                                     mca_fs_versioned_store_dir_storage
+                                         ? *mca_fs_versioned_store_dir_storage : NULL);
+}
+
 static mca_fs_base_module_1_0_0_t versioned_module = {
     .fs_module_init = versioned_module_init,
     .fs_module_finalize = versioned_module_finalize,
     .fs_file_open = versioned_file_open,
     .fs_file_close = versioned_file_close,
-    .fs_file_delete = mca_common_sfio_fs_delete,
+    .fs_file_delete = versioned_delete,
     .fs_file_set_size = mca_common_sfio_fs_set_size,
     .fs_file_get_size = mca_common_sfio_fs_get_size,
     .fs_file_sync = mca_common_sfio_fs_sync,
