@@ -55,6 +55,8 @@
 
 mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
 
+/* Smallest automatic cycle of an aggregator (a forced cycle size is kept). */
+#define MIN_AUTO_CYCLE ((uint64_t) 4096)
 #define SFIO_FCOLL_TAG 0x5f10c011
 
 int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int *storage)
@@ -267,6 +269,7 @@ typedef struct {
     /* Progress state of the call (the state machine at the end of this
      * file); every buffer a pending request uses lives here. */
     int lrc;                        /* this rank's first local error */
+    int fbtl_err;                   /* MPI class of the last failed fbtl call, 0: none */
     ompi_request_t *creq[2];        /* collectives in flight */
     int ncreq;
     uint64_t mine[5];               /* my summary */
@@ -697,6 +700,9 @@ static ssize_t fbtl_call(plan_t *p, int rw, mca_common_ompio_io_array_t *io, int
     int unreported = NULL != f ? f->unreported_err : 0;
     ssize_t got = rw ? fh->f_fbtl->fbtl_preadv(fh) : fh->f_fbtl->fbtl_pwritev(fh);
     if (NULL != f) {
+        if (got < 0 && 0 != f->unreported_err && f->unreported_err != unreported) {
+            p->fbtl_err = f->unreported_err;   /* the class the fbtl saw (e.g. no space) */
+        }
         f->unreported_err = unreported;
     }
     fh->f_io_array = save_io;
@@ -712,7 +718,7 @@ static void io_failed(plan_t *p)
     if (OMPI_SUCCESS == p->lrc) {
         mca_common_sfio_show_help("io-error", true, "fcoll/adaptive", p->rw ? "read" : "write",
                                   p->fh->f_filename ? p->fh->f_filename : "", "fbtl call failed");
-        p->lrc = MPI_ERR_IO;
+        p->lrc = 0 != p->fbtl_err ? p->fbtl_err : MPI_ERR_IO;
     }
 }
 
@@ -814,6 +820,10 @@ static bool io_done(plan_t *p, slot_t *s)
     opal_atomic_rmb();
     if (OMPI_SUCCESS != s->ioreq->req_status.MPI_ERROR ||
         (!s->io_read && s->ioreq->req_status._ucount < s->iobytes)) {
+        int e = s->ioreq->req_status.MPI_ERROR;
+        if (e > 0 && e <= MPI_ERR_LASTCODE) {
+            p->fbtl_err = e;
+        }
         io_failed(p);
         s->io_bad = s->io_read;
         if (OMPI_SUCCESS != s->ioreq->req_status.MPI_ERROR) {
@@ -1364,6 +1374,18 @@ static int make_plan(plan_t *p)
     if (0 == opt->cycle_bytes && p->rw && p->async && opt->read_cycle_bytes > 0 &&
         cb > opt->read_cycle_bytes) {
         cb = opt->read_cycle_bytes;
+    }
+    if (0 == opt->cycle_bytes && cb < MIN_AUTO_CYCLE) {
+        /* a tiny cb_buffer_size (hint or io_ompio_bytes_per_agg) would
+         * make one exchange per few bytes: minutes for a small call */
+        static bool told = false;
+        if (!told) {
+            told = true;
+            mca_common_sfio_show_help("fcoll-small-cycles", true,
+                                      fh->f_filename ? fh->f_filename : "",
+                                      (unsigned long long) cb, (unsigned long long) MIN_AUTO_CYCLE);
+        }
+        cb = MIN_AUTO_CYCLE;
     }
     p->cycle_bytes = cb < 1 ? 1 : cb;
     int forced = info_int(fh, "cb_nodes");
@@ -1954,7 +1976,9 @@ static bool op_step(op_t *op)
                 return false;
             }
             if (OMPI_SUCCESS == op->rc && op->agree[0]) {
-                op->rc = OMPI_SUCCESS != p->lrc ? p->lrc : MPI_ERR_IO;
+                /* every rank reports the group's worst error class */
+                op->rc = OMPI_SUCCESS != p->lrc ? p->lrc
+                         : op->agree[0] <= MPI_ERR_LASTCODE ? (int) op->agree[0] : MPI_ERR_IO;
             }
             p->eof_at = ~op->agree[1];
             op->state = OP_DONE;
