@@ -173,6 +173,56 @@ static void drop_reader_fds(mca_common_sfio_vstore_t *s)
     }
 }
 
+/* Every store of this process, so that a store out of descriptors can
+ * take back the ones other stores keep cached for reading. */
+static pthread_mutex_t stores_lock = PTHREAD_MUTEX_INITIALIZER;
+static mca_common_sfio_vstore_t **stores;
+static size_t nstores, stores_cap;
+
+static void stores_add(mca_common_sfio_vstore_t *s)
+{
+    pthread_mutex_lock(&stores_lock);
+    if (nstores == stores_cap) {
+        size_t cap = stores_cap ? 2 * stores_cap : 16;
+        void *n = realloc(stores, cap * sizeof(*stores));
+        if (n) {
+            stores = n;
+            stores_cap = cap;
+        }
+    }
+    if (nstores < stores_cap) {
+        stores[nstores++] = s;
+    }
+    pthread_mutex_unlock(&stores_lock);
+}
+
+static void stores_remove(mca_common_sfio_vstore_t *s)
+{
+    pthread_mutex_lock(&stores_lock);
+    for (size_t i = 0; i < nstores; ++i) {
+        if (stores[i] == s) {
+            stores[i] = stores[--nstores];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&stores_lock);
+}
+
+/* Out of descriptors: s's cached readers, and those of every other store
+ * not busy right now (never waited for: no lock order to keep). */
+static void drop_all_reader_fds(mca_common_sfio_vstore_t *s)
+{
+    drop_reader_fds(s);
+    pthread_mutex_lock(&stores_lock);
+    for (size_t i = 0; i < nstores; ++i) {
+        if (stores[i] != s && 0 == pthread_mutex_trylock(&stores[i]->lock)) {
+            drop_reader_fds(stores[i]);
+            pthread_mutex_unlock(&stores[i]->lock);
+        }
+    }
+    pthread_mutex_unlock(&stores_lock);
+}
+
 /* A store file of this rank's group, opened without following symlinks
  * and only when it is this user's; out of descriptors, the cached
  * readers' are given back once first. */
@@ -185,7 +235,7 @@ static int open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int rank
     }
     int fd = sfio_open_store_file(p, flags, &why);
     if (-EMFILE == fd || -ENFILE == fd) {
-        drop_reader_fds(s);
+        drop_all_reader_fds(s);
         fd = sfio_open_store_file(p, flags, &why);
     }
     free(p);
@@ -512,6 +562,7 @@ static void store_free(mca_common_sfio_vstore_t *s)
     if (!s) {
         return;
     }
+    stores_remove(s);
     free(s->side_dir);
     free(s->side_prefix);
     free(s->logcopy);
@@ -631,6 +682,7 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         store_free(s);
         return rc;
     }
+    stores_add(s);
     *store_p = s;
     return 0;
 }
