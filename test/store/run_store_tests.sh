@@ -24,7 +24,9 @@
 # ../sfio_component_path.sh), SFIO_TEST_DIR (default /tmp; the cases that
 # plant stores need a directory every user can traverse), STORE_STALE_GAP
 # (seconds between a crash and the change that makes its store stale,
-# default 2: larger than the store's allowance for a write in flight).
+# default 2: larger than the store's allowance for a write in flight),
+# STORE_TESTS_NO_PRIV (set: skip the cases that need another user or a
+# mount, as an unprivileged run would).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -158,6 +160,7 @@ crash() {
 sum() { md5sum <"$1" | cut -d' ' -f1; }
 
 have_setpriv() {
+    [ -z "${STORE_TESTS_NO_PRIV:-}" ] || { why="STORE_TESTS_NO_PRIV set"; return 1; }
     command -v setpriv >/dev/null || { why="setpriv not installed"; return 1; }
     [ "$(id -u)" = 0 ] || { why="not root: cannot act as another user"; return 1; }
     id nobody >/dev/null 2>&1 || { why="no user nobody"; return 1; }
@@ -167,6 +170,7 @@ have_setpriv() {
 }
 mount_tmpfs() { # dir size
     mkdir -p "$1"
+    [ -z "${STORE_TESTS_NO_PRIV:-}" ] || { why="STORE_TESTS_NO_PRIV set"; return 1; }
     [ "$(id -u)" = 0 ] || { why="not root: cannot mount a tmpfs"; return 1; }
     mount -t tmpfs -o size="$2",mode=0755 tmpfs "$1" 2>/dev/null || { why="mount -t tmpfs not permitted here"; return 1; }
     mounts+=("$1")
