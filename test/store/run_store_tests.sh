@@ -76,7 +76,10 @@ cleanup() {
     local p m
     for p in "${bgpids[@]}"; do kill -9 "$p" 2>/dev/null; done
     for m in "${mounts[@]}"; do umount -l "$m" 2>/dev/null; done
-    if [ $keep = 0 ]; then rm -rf "$base"; else echo "kept $base"; fi
+    if [ $keep = 1 ]; then :
+    elif [ "${failed:-0}" -gt 0 ] 2>/dev/null; then   # the failed cases' logs stay
+        for m in "$base"/*; do [ -e "$m/FAILED" ] || rm -rf "$m"; done
+    else rm -rf "$base"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -824,12 +827,17 @@ for i in "${!cases[@]}"; do
        [ -f "$cd/note" ] && cat "$cd/note" ;;
     esac
     # the stores of a failed case are big; keep only the logs
-    [ $keep = 1 ] || [ $rc = 0 ] || find "$cd" -mindepth 1 -not -name out -not -name err -not -name 'err*' -not -name 'out*' -delete 2>/dev/null
+    if [ $keep = 0 ] && [ $rc != 0 ] && [ $rc != 77 ]; then
+        find "$cd" -mindepth 1 -not -name 'out*' -not -name 'err*' -delete 2>/dev/null
+        : >"$cd/FAILED"
+    fi
 done
 if [ ${#skipped[@]} -gt 0 ]; then
     echo "skipped (counted as passed, prerequisite missing):"
     printf '  %s\n' "${skipped[@]}"
 fi
+if [ $keep = 1 ]; then echo "kept $base"
+elif [ $failed -gt 0 ]; then echo "logs of the failed cases kept in $base"; fi
 echo "store tests: $(( $(date +%s) - t_all )) s"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
