@@ -39,6 +39,7 @@ static int usage(void)
 
 typedef struct {
     bool verbose;
+    bool applying;     /* a store left unapplied is a refusal */
     int problems;
     int seen;
 } report_t;
@@ -50,7 +51,9 @@ static void note(void *ctx, const mca_common_sfio_store_info_t *info)
     if (MCA_COMMON_SFIO_STORE_FAILED == info->verdict ||
         MCA_COMMON_SFIO_STORE_FOREIGN == info->verdict ||
         MCA_COMMON_SFIO_STORE_REFUSED == info->verdict ||
-        MCA_COMMON_SFIO_STORE_CORRUPT == info->verdict) {
+        MCA_COMMON_SFIO_STORE_CORRUPT == info->verdict ||
+        (r->applying && (MCA_COMMON_SFIO_STORE_CHANGED == info->verdict ||
+                         MCA_COMMON_SFIO_STORE_OTHER_FILE == info->verdict))) {
         r->problems++;
     }
     printf("%-10s %8llu versions  %s\n", mca_common_sfio_store_verdict_name(info->verdict),
@@ -99,6 +102,7 @@ int main(int argc, char **argv)
     } else if (0 == strcmp(cmd, "apply")) {
         action = force ? MCA_COMMON_SFIO_STORE_APPLY_FORCE : MCA_COMMON_SFIO_STORE_RECOVER;
         r.verbose = true;
+        r.applying = true;
     } else if (0 == strcmp(cmd, "discard")) {
         action = MCA_COMMON_SFIO_STORE_DISCARD;
         r.verbose = true;

@@ -662,11 +662,22 @@ case_forced_ufs() {
     why=$(vwhy); return 1
 }
 
-def forced-nostoredir "finding 7: forced versioned mode, a store dir that cannot be created: atomic write or its sync returns an error"
+def forced-nostoredir "finding 7: forced versioned mode, no place for a store (user nobody, a file it may write in a directory it may not): atomic write or its sync returns an error"
 case_forced_nostoredir() {
+    have_setpriv || return 77
+    mkdir -p "$cd/ro" && chmod 755 "$cd/ro" && : >"$cd/ro/data" && chown nobody "$cd/ro/data"
+    MCA="--mca fbtl_versioned_atomic_mode versioned"
+    AS=nobody mpi "$np" --mode forced --file "$cd/ro/data" --len 65536
+    grep -q '^t_store: verdict ok' "$out" && return 0
+    why=$(vwhy); return 1
+}
+
+def baddir-fallback "finding 10: a store dir that cannot be used (not a directory): one warning at default verbosity, the store goes beside the file, atomic writes succeed"
+case_baddir_fallback() {
     : >"$cd/notadir"
     MCA="--mca fbtl_versioned_atomic_mode versioned --mca fs_versioned_store_dir $cd/notadir/sub"
-    mpi "$np" --mode forced --file "$cd/data" --len 65536
+    mpi "$np" --mode forced --expect-ok --file "$cd/data" --len 65536
+    grep -q 'is not used for versioned stores' "$err" || { why="no warning about the store dir"; return 1; }
     grep -q '^t_store: verdict ok' "$out" && return 0
     why=$(vwhy); return 1
 }

@@ -405,11 +405,11 @@ static void note_store(void *ctx, const mca_common_sfio_store_info_t *info)
                             "(%" PRIu64 " versions)", file, info->path, info->versions);
         break;
     case MCA_COMMON_SFIO_STORE_FAILED:
-        mca_common_sfio_show_help("store-recovery-failed", true, file, info->path, info->why,
+        mca_common_sfio_show_help("store-recovery-failed", true, info->path, file, info->why,
                                   strerror(info->err), file);
         break;
     default:
-        mca_common_sfio_show_help("store-refused", false, file, info->path, info->why, file);
+        mca_common_sfio_show_help("store-refused", false, info->path, file, info->why, file);
         break;
     }
 }

@@ -55,11 +55,11 @@ struct mca_common_sfio_vstore_t {
     int log_fd, rec_fd;
     int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
     uint64_t log_tail, rec_tail;
-    /* A copy of this rank's log [0, logcopy_len), kept until the fold
+    /* A copy of this rank's log [logcopy_base, + logcopy_len), kept until the fold
      * (at most fold.cache_max bytes), so the fold writes back from memory
      * instead of reading the log back over the network. */
     char *logcopy;
-    uint64_t logcopy_len, logcopy_cap;
+    uint64_t logcopy_base, logcopy_len, logcopy_cap;
     uint64_t *rec_cursor;        /* per rank: bytes of rec.<r> applied */
     uint64_t seen;               /* index holds every version <= seen */
     uint64_t max_end;            /* end of the furthest indexed byte */
@@ -95,6 +95,8 @@ struct mca_common_sfio_vstore_t {
 /* ------------------------------------------------------------------ */
 /* small helpers                                                      */
 /* ------------------------------------------------------------------ */
+
+static void logcopy_reset(mca_common_sfio_vstore_t *s, uint64_t base);
 
 #define path_join sfio_path_join
 #define rank_file sfio_rank_file
@@ -298,6 +300,7 @@ static int catch_up(mca_common_sfio_vstore_t *s)
         s->max_end = 0;
         s->min_start = UINT64_MAX;
         s->seen_compactions = compactions;
+        logcopy_reset(s, s->log_tail);   /* what it copied is in the file now */
     }
     uint64_t P = atomic_load_explicit(&s->coord->published, memory_order_acquire);
     uint64_t folded = atomic_load_explicit(&s->coord->folded, memory_order_acquire);
@@ -650,6 +653,11 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         if (0 == rc) {
             rc = sfio_places(path, flat_fd, store_dir, places, warn_p);
         }
+        /* the store is made later, by whichever rank needs it first: a
+         * place nobody could make it in is known now, alike on all ranks */
+        if (0 == rc && 0 != access(places[0], W_OK | X_OK)) {
+            rc = -errno;
+        }
         char name[128];
         if (0 == rc) {
             rc = sfio_store_name(msg.ident.ino, name, sizeof(name));
@@ -841,7 +849,7 @@ static void logcopy_append(mca_common_sfio_vstore_t *s, uint64_t start,
                            const mca_common_sfio_ioseg_t *logsegs, size_t n)
 {
     uint64_t bytes = mca_common_sfio_ioseg_total(logsegs, n);
-    if (start != s->logcopy_len || bytes > s->fold.cache_max ||
+    if (start != s->logcopy_base + s->logcopy_len || bytes > s->fold.cache_max ||
         s->logcopy_len > s->fold.cache_max - bytes) {
         return;
     }
@@ -861,15 +869,17 @@ static void logcopy_append(mca_common_sfio_vstore_t *s, uint64_t start,
         s->logcopy_cap = cap;
     }
     for (size_t i = 0; i < n; ++i) {
-        memcpy(s->logcopy + logsegs[i].offset, logsegs[i].buf, (size_t) logsegs[i].length);
+        memcpy(s->logcopy + (logsegs[i].offset - s->logcopy_base), logsegs[i].buf,
+               (size_t) logsegs[i].length);
     }
     s->logcopy_len += bytes;
 }
 
 /* Drops the copy with the log it mirrors (after a fold); a large buffer
  * is released rather than kept through the next epoch. */
-static void logcopy_reset(mca_common_sfio_vstore_t *s)
+static void logcopy_reset(mca_common_sfio_vstore_t *s, uint64_t base)
 {
+    s->logcopy_base = base;
     s->logcopy_len = 0;
     if (s->logcopy_cap > (4u << 20)) {
         free(s->logcopy);
@@ -953,8 +963,10 @@ static int read_logged(mca_common_sfio_vstore_t *s, int rank, const mca_common_s
 {
     size_t k = 0;
     if (rank == s->rank) {
-        while (k < n && segs[k].offset + segs[k].length <= s->logcopy_len) {
-            memcpy(segs[k].buf, s->logcopy + segs[k].offset, (size_t) segs[k].length);
+        while (k < n && segs[k].offset >= s->logcopy_base &&
+               segs[k].offset + segs[k].length <= s->logcopy_base + s->logcopy_len) {
+            memcpy(segs[k].buf, s->logcopy + (segs[k].offset - s->logcopy_base),
+                   (size_t) segs[k].length);
             *copied_p += segs[k].length;
             k++;
         }
@@ -1232,7 +1244,8 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
     }
     free(writer);
     free(length);
-#define FOLD_COPIED(i) (fp.rank[i] == s->rank && fp.log_offset[i] + fp.segs[i].length <= s->logcopy_len)
+#define FOLD_COPIED(i) (fp.rank[i] == s->rank && fp.log_offset[i] >= s->logcopy_base && \
+                        fp.log_offset[i] + fp.segs[i].length <= s->logcopy_base + s->logcopy_len)
     char *buf = NULL;
     mca_common_sfio_scratch_t scratch = { 0 };
     for (size_t k = 0; 0 == rc && k < m;) {
@@ -1241,7 +1254,7 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
         if (FOLD_COPIED(k)) {
             /* a run of pieces in the copy: one vectored write */
             while (e < m && FOLD_COPIED(e)) {
-                fp.segs[e].buf = s->logcopy + fp.log_offset[e];
+                fp.segs[e].buf = s->logcopy + (fp.log_offset[e] - s->logcopy_base);
                 e++;
             }
             rc = flat_write_segs(s, fp.segs + k, e - k, &done);
@@ -1352,7 +1365,7 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
             rc = -errno;
         }
         s->log_tail = s->rec_tail = 0;
-        logcopy_reset(s);
+        logcopy_reset(s, 0);
         atomic_store(&s->coord->rank[s->rank].rec_tail, 0);
         atomic_store(&s->coord->rank[s->rank].rec_head, 0);
         atomic_store(&s->coord->rank[s->rank].log_head, 0);

@@ -215,6 +215,24 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
     }
     info->nranks = (int) c->nranks;
     info->versions = atomic_load(&c->published) - atomic_load(&c->folded);
+    /* every log and record file there must be safe to read */
+    for (uint32_t r = 0; r < c->nranks; ++r) {
+        for (int k = 0; k < 2; ++k) {
+            char *p = sfio_rank_file(dir, k ? "log" : "rec", (int) r);
+            int efd = p ? sfio_open_store_file(p, O_RDONLY, &why) : -ENOMEM;
+            free(p);
+            if (efd >= 0) {
+                close(efd);
+            } else if (-ENOENT != efd) {
+                info->why = k ? "a data log in it is unsafe (symbolic link, not a regular file, "
+                                "another owner or other links)"
+                              : "a record log in it is unsafe (symbolic link, not a regular file, "
+                                "another owner or other links)";
+                view_close(v);
+                return;
+            }
+        }
+    }
     const sfio_ident_t *id = &c->ident;
     bool same_dev = id->dev == file->dev || (NFS_MAGIC == file->fs_type && NFS_MAGIC == id->fs_type);
     if (id->uid != geteuid() || id->ino != file->ino || !same_dev ||
