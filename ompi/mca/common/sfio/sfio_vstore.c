@@ -89,6 +89,8 @@ struct mca_common_sfio_vstore_t {
     uint64_t max_versions;       /* ... or when this many versions await a fold */
     uint64_t versions_since;     /* versions this rank published since its last check */
     bool reserve;                /* reserve flat-file space for versioned bytes */
+    uint64_t reserved_to;        /* file bytes below this have their blocks (the size
+                                    at the last collective point, then extended) */
     bool attach_failed_told;
 };
 
@@ -111,8 +113,10 @@ static int coord_lock(int fd, short type, bool wait)
 }
 
 /* Marks the start and end of this rank's writes to the flat file, so
- * that recovery can tell the group's own modifications (the newest mtime
- * after them, or one in flight at a crash) from anybody else's. */
+ * that recovery can tell the group's own modifications (an mtime no
+ * newer than the end of its last write, or one in flight at a crash)
+ * from anybody else's.  Clock reads only: the file's mtime comes from the
+ * kernel's coarse clock, never ahead of the end taken after the write. */
 static void flat_begin(mca_common_sfio_vstore_t *s)
 {
     if (s->coord) {
@@ -122,14 +126,10 @@ static void flat_begin(mca_common_sfio_vstore_t *s)
 
 static void flat_end(mca_common_sfio_vstore_t *s)
 {
-    if (!s->coord) {
-        return;
+    if (s->coord) {
+        atomic_store(&s->coord->rank[s->rank].flat_written_ns, sfio_now_ns());
+        atomic_store(&s->coord->rank[s->rank].flat_writing_ns, 0);
     }
-    int64_t m = sfio_mtime_ns_of_fd(s->flat_fd);
-    int64_t cur = atomic_load(&s->coord->flat_mtime_ns);
-    while (m > cur && !atomic_compare_exchange_weak(&s->coord->flat_mtime_ns, &cur, m)) {
-    }
-    atomic_store(&s->coord->rank[s->rank].flat_writing_ns, 0);
 }
 
 /* Written bytes of the flat file, bracketed by flat_begin/end. */
@@ -231,17 +231,21 @@ static void drop_all_reader_fds(mca_common_sfio_vstore_t *s)
 static int open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int rank, int flags)
 {
     char *p = rank_file(s->dir, kind, rank);
-    const char *why;
     if (!p) {
         return -ENOMEM;
     }
-    int fd = sfio_open_store_file(p, flags, &why);
-    if (-EMFILE == fd || -ENFILE == fd) {
+    /* The directory is this user's and private (checked when it was
+     * mapped), so only the group made files in it: O_NOFOLLOW suffices,
+     * without the fstat of a foreign store (a round trip on network
+     * storage). */
+    int fd = open(p, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && (EMFILE == errno || ENFILE == errno)) {
         drop_all_reader_fds(s);
-        fd = sfio_open_store_file(p, flags, &why);
+        fd = open(p, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
     }
+    int rc = fd >= 0 ? fd : -errno;
     free(p);
-    return fd;
+    return rc;
 }
 
 static int log_fd_of(mca_common_sfio_vstore_t *s, int rank)
@@ -279,6 +283,7 @@ static void refresh_fresh_floor(mca_common_sfio_vstore_t *s)
 {
     struct stat st;
     s->fresh_floor = 0 == fstat(s->flat_fd, &st) ? (uint64_t) st.st_size : UINT64_MAX;
+    s->reserved_to = UINT64_MAX == s->fresh_floor ? 0 : s->fresh_floor;
 }
 
 /* Brings the index to the newest published version.  Caller holds lock. */
@@ -407,6 +412,11 @@ static int catch_up(mca_common_sfio_vstore_t *s)
 static bool pid_dead(int64_t pid)
 {
     return pid > 0 && 0 != kill((pid_t) pid, 0) && ESRCH == errno;
+}
+
+static bool rank_dead(mca_common_sfio_vstore_t *s, int r)
+{
+    return r >= 0 && r < s->nranks && pid_dead(atomic_load(&s->coord->rank[r].pid));
 }
 
 /* Version b is next to publish but nobody publishes it.  True when its
@@ -1496,14 +1506,26 @@ static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range
         return 0;
     }
     int rc = 0;
-    flat_begin(s);
+    bool began = false;
     for (size_t i = 0; i < n && 0 == rc; ++i) {
-        if (0 != fallocate(s->flat_fd, FALLOC_FL_KEEP_SIZE, (off_t) ranges[i].offset,
-                           (off_t) ranges[i].length)) {
+        uint64_t off = ranges[i].offset, end = off + ranges[i].length;
+        if (end <= s->reserved_to) {
+            continue;   /* within the file (holes there are not reserved) or done */
+        }
+        uint64_t from = off > s->reserved_to ? off : s->reserved_to;
+        if (!began) {
+            flat_begin(s);
+            began = true;
+        }
+        if (0 != fallocate(s->flat_fd, FALLOC_FL_KEEP_SIZE, (off_t) from, (off_t) (end - from))) {
             rc = -errno;
+        } else if (off <= s->reserved_to) {
+            s->reserved_to = end;
         }
     }
-    flat_end(s);
+    if (began) {
+        flat_end(s);
+    }
     if (-EOPNOTSUPP == rc || -ENOSYS == rc) {
         s->reserve = false;
         rc = 0;
@@ -1606,18 +1628,78 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
 /* bounds: compaction between collective points                       */
 /* ------------------------------------------------------------------ */
 
-/* Every data-path call holds the compaction byte shared, so a compaction
- * (exclusive) never sees a write half done nor a reader mid-overlay. */
+/* Every data-path call marks itself in its rank's slot of the shared
+ * page; a compaction waits until no live rank is marked, and a rank does
+ * not enter while one runs (seq_cst on both sides: Dekker's pattern).
+ * Shared memory, not file locks: on a network file system a lock is a
+ * round trip to its lock manager. */
+static bool rank_dead(mca_common_sfio_vstore_t *s, int r);
+
 static int gate_enter(mca_common_sfio_vstore_t *s)
 {
-    return sfio_lock_range(s->coord_fd, F_RDLCK, true, SFIO_COMPACT_BYTE, 1);
+    _Atomic uint32_t *mine = &s->coord->rank[s->rank].in_access;
+    for (unsigned long spins = 0;; ++spins) {
+        atomic_store(mine, 1);
+        uint32_t who = atomic_load(&s->coord->compacting);
+        if (0 == who) {
+            return 0;
+        }
+        atomic_store(mine, 0);
+        if (0 == spins % 1024 && rank_dead(s, (int) who - 1)) {
+            /* its writes were redo of published versions: harmless */
+            atomic_compare_exchange_strong(&s->coord->compacting, &who, 0);
+        }
+        if (spins < 64) {
+            sched_yield();
+        } else {
+            struct timespec ts = { 0, 50000 };
+            nanosleep(&ts, NULL);
+        }
+    }
 }
 
 static void gate_leave(mca_common_sfio_vstore_t *s)
 {
-    if (s->coord_fd >= 0) {
-        (void) sfio_lock_range(s->coord_fd, F_UNLCK, false, SFIO_COMPACT_BYTE, 1);
+    if (s->coord) {
+        atomic_store(&s->coord->rank[s->rank].in_access, 0);
     }
+}
+
+/* Takes the compaction for this rank: no other compaction runs and no
+ * live rank is in a data-path call.  Caller is not in one itself. */
+static void compaction_begin(mca_common_sfio_vstore_t *s)
+{
+    uint32_t me = (uint32_t) s->rank + 1;
+    for (unsigned long spins = 0;; ++spins) {
+        uint32_t zero = 0;
+        if (atomic_compare_exchange_strong(&s->coord->compacting, &zero, me)) {
+            break;
+        }
+        if (0 == spins % 1024 && rank_dead(s, (int) zero - 1)) {
+            atomic_compare_exchange_strong(&s->coord->compacting, &zero, 0);
+        }
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
+    }
+    for (int r = 0; r < s->nranks; ++r) {
+        for (unsigned long spins = 0; r != s->rank && atomic_load(&s->coord->rank[r].in_access);
+             ++spins) {
+            if (0 == spins % 1024 && rank_dead(s, r)) {
+                break;
+            }
+            if (spins < 64) {
+                sched_yield();
+            } else {
+                struct timespec ts = { 0, 20000 };
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+}
+
+static void compaction_end(mca_common_sfio_vstore_t *s)
+{
+    atomic_store(&s->coord->compacting, 0);
 }
 
 static bool over_bounds(const mca_common_sfio_vstore_t *s)
@@ -1728,15 +1810,12 @@ static void punch(mca_common_sfio_vstore_t *s, const char *kind, int r, uint64_t
  * Caller holds s->lock and no gate. */
 static int compact(mca_common_sfio_vstore_t *s)
 {
-    int rc = sfio_lock_range(s->coord_fd, F_WRLCK, true, SFIO_COMPACT_BYTE, 1);
-    if (0 != rc) {
-        return rc;
-    }
+    compaction_begin(s);
     if (!over_bounds(s)) {
-        gate_leave(s);
+        compaction_end(s);
         return 0;   /* another rank compacted while this one waited */
     }
-    rc = catch_up(s);
+    int rc = catch_up(s);
     uint64_t P = s->seen;
     compact_ctx_t k = { .s = s, .buf = malloc(FOLD_CHUNK) };
     if (0 == rc && !k.buf) {
@@ -1773,7 +1852,7 @@ static int compact(mca_common_sfio_vstore_t *s)
     }
     free(rec_end);
     free(log_end);
-    gate_leave(s);
+    compaction_end(s);
     return rc;
 }
 

@@ -32,7 +32,9 @@ typedef struct sfio_coord_rank_t {
     _Atomic uint64_t rec_head;   /* records before this offset are folded (compaction) */
     _Atomic int64_t flat_writing_ns;   /* realtime ns an in-place write began; 0: none */
     _Atomic uint64_t log_head;   /* log bytes before this are folded (compaction) */
-    char pad[16];
+    _Atomic int64_t flat_written_ns;   /* realtime ns this rank's last file write ended */
+    _Atomic uint32_t in_access;  /* 1 while the rank is in a data-path call */
+    char pad[4];
 } sfio_coord_rank_t;
 
 /* The flat file a store is made for. */
@@ -57,9 +59,10 @@ typedef struct sfio_coord_t {
     char pad3[56];
     _Atomic uint64_t attached;       /* ranks that mapped the store and not yet left */
     char pad4[56];
-    _Atomic int64_t flat_mtime_ns;   /* newest mtime the group saw after its own writes */
+    _Atomic int64_t flat_mtime_ns;   /* the file's mtime when the store was made */
     _Atomic uint64_t compactions;    /* compactions so far (each clears the indexes) */
-    char pad5[48];
+    _Atomic uint32_t compacting;     /* rank + 1 of the rank compacting, 0: none */
+    char pad5[44];
     sfio_coord_rank_t rank[];
 } sfio_coord_t;
 
@@ -71,14 +74,11 @@ static inline size_t sfio_coord_bytes(int nranks)
 /* Byte ranges of the coordination file used as locks (never data):
  *  - SFIO_LIVE_BYTE: every attached rank holds a read lock while the
  *    store is open; recovery takes a write lock;
- *  - SFIO_COMPACT_BYTE: every data-path call holds a read lock, a
- *    compaction a write lock (no access is half before it);
  *  - SFIO_WINDOW_BYTE(r): rank r holds a write lock while its fold writes
  *    windows whole (see fold_domain).
  * OFD locks belong to the open file, not the process. */
 #define SFIO_LIVE_BYTE      ((off_t) 0)
-#define SFIO_COMPACT_BYTE   ((off_t) 1)
-#define SFIO_WINDOW_BYTE(r) ((off_t) 2 + (off_t) (r))
+#define SFIO_WINDOW_BYTE(r) ((off_t) 1 + (off_t) (r))
 
 int sfio_lock_range(int fd, short type, bool wait, off_t start, off_t len);
 

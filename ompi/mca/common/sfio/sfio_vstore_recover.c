@@ -245,8 +245,12 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
     int64_t allowed = atomic_load(&c->flat_mtime_ns);
     for (uint32_t r = 0; r < c->nranks; ++r) {
         int64_t w = atomic_load(&c->rank[r].flat_writing_ns);
+        int64_t e = atomic_load(&c->rank[r].flat_written_ns);
         if (w > 0 && w + IN_FLIGHT_NS > allowed) {
             allowed = w + IN_FLIGHT_NS;
+        }
+        if (e > allowed) {
+            allowed = e;
         }
     }
     if (file_mtime_ns > allowed) {
@@ -497,8 +501,7 @@ int mca_common_sfio_vstore_scan(const char *path, int fd, const char *store_dir,
                 const char *why = NULL;
                 int arc = apply(&v, wfd, &tally.bytes_undone, &why);
                 if (0 == arc) {
-                    int64_t m = sfio_mtime_ns_of_fd(wfd);
-                    if (m > 0) atomic_store(&v.c->flat_mtime_ns, m);
+                    atomic_store(&v.c->flat_mtime_ns, sfio_now_ns());
                     info.verdict = MCA_COMMON_SFIO_STORE_APPLIED;
                     info.why = "applied";
                     tally.applied++;
