@@ -700,6 +700,7 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         store_free(s);
         return rc;
     }
+    refresh_fresh_floor(s);   /* after the open's collective agreement: the epoch begins */
     stores_add(s);
     *store_p = s;
     return 0;
@@ -847,7 +848,6 @@ static int attach(mca_common_sfio_vstore_t *s, bool create)
     for (int r = 0; r < s->nranks; ++r) {
         s->rec_cursor[r] = atomic_load(&s->coord->rank[r].rec_head);
     }
-    refresh_fresh_floor(s);
     return 0;
 }
 
@@ -1498,34 +1498,33 @@ static int write_fresh(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_
 
 /* Space in the flat file for bytes a fold will write there, taken now
  * so that the write fails rather than the fold (at close nobody would
- * hear of it).  File systems without fallocate are not asked again. */
+ * hear of it).  One call reserves everything from what this rank has
+ * reserved (at first: the size at the last collective point) to the end
+ * of the write, gaps included: they are the file's bytes up to a byte
+ * that will be written, so they take blocks at most as large as the
+ * file.  Holes below the size are not reserved.  File systems without
+ * fallocate are not asked again. */
 static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range_t *ranges,
                         size_t n)
 {
-    if (!s->reserve || 0 == n) {
+    uint64_t end = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (ranges[i].offset + ranges[i].length > end) {
+            end = ranges[i].offset + ranges[i].length;
+        }
+    }
+    if (!s->reserve || end <= s->reserved_to) {
         return 0;
     }
     int rc = 0;
-    bool began = false;
-    for (size_t i = 0; i < n && 0 == rc; ++i) {
-        uint64_t off = ranges[i].offset, end = off + ranges[i].length;
-        if (end <= s->reserved_to) {
-            continue;   /* within the file (holes there are not reserved) or done */
-        }
-        uint64_t from = off > s->reserved_to ? off : s->reserved_to;
-        if (!began) {
-            flat_begin(s);
-            began = true;
-        }
-        if (0 != fallocate(s->flat_fd, FALLOC_FL_KEEP_SIZE, (off_t) from, (off_t) (end - from))) {
-            rc = -errno;
-        } else if (off <= s->reserved_to) {
-            s->reserved_to = end;
-        }
+    flat_begin(s);
+    if (0 != fallocate(s->flat_fd, FALLOC_FL_KEEP_SIZE, (off_t) s->reserved_to,
+                       (off_t) (end - s->reserved_to))) {
+        rc = -errno;
+    } else {
+        s->reserved_to = end;
     }
-    if (began) {
-        flat_end(s);
-    }
+    flat_end(s);
     if (-EOPNOTSUPP == rc || -ENOSYS == rc) {
         s->reserve = false;
         rc = 0;
