@@ -1714,7 +1714,8 @@ typedef struct {
     int rc;
 } compact_ctx_t;
 
-/* Writes one indexed piece from its log into the flat file. */
+/* Writes one indexed piece from its log into the flat file (the whole
+ * compaction is one bracketed write of the flat file). */
 static int compact_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
 {
     compact_ctx_t *k = ctx;
@@ -1722,22 +1723,9 @@ static int compact_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
         return 0;
     }
     int fd = log_fd_of(k->s, p->rank);
-    if (fd < 0) {
-        return k->rc = fd;
-    }
-    for (uint64_t done = 0; done < p->length;) {
-        size_t n = (size_t) (p->length - done < FOLD_CHUNK ? p->length - done : FOLD_CHUNK);
-        ssize_t got = mca_common_sfio_posix_pread_full(fd, k->buf, n, p->log_offset + done);
-        if (got != (ssize_t) n) {
-            return k->rc = got < 0 ? (int) got : -EIO;
-        }
-        ssize_t put = flat_pwrite(k->s, k->buf, n, p->offset + done);
-        if (put != (ssize_t) n) {
-            return k->rc = put < 0 ? (int) put : -EIO;
-        }
-        done += n;
-    }
-    return 0;
+    int rc = fd < 0 ? fd : sfio_copy_range(fd, p->log_offset, k->s->flat_fd, p->offset, p->length,
+                                           k->buf, FOLD_CHUNK);
+    return 0 == rc ? 0 : (k->rc = rc);
 }
 
 /* Where rank r's records and data of versions <= P end: *rec_p after the
@@ -1821,8 +1809,10 @@ static int compact(mca_common_sfio_vstore_t *s)
         rc = -ENOMEM;
     }
     if (0 == rc && UINT64_MAX != s->min_start && s->max_end > s->min_start) {
+        flat_begin(s);
         rc = mca_common_sfio_vindex_pieces(&s->index, s->min_start, s->max_end - s->min_start,
                                            compact_piece, &k);
+        flat_end(s);
         if (0 == rc) rc = k.rc;
     }
     free(k.buf);

@@ -106,6 +106,12 @@ char *sfio_store_prefix(uint64_t ino);
 /* A fresh, unguessable store name for inode ino. */
 int sfio_store_name(uint64_t ino, char *buf, size_t len);
 
+/* Copies len bytes from from_fd at from_off to to_fd at to_off through
+ * buf (bufsize bytes): a logged piece into the flat file.  Returns 0 or
+ * a negative errno (-EIO: the source ended early). */
+int sfio_copy_range(int from_fd, uint64_t from_off, int to_fd, uint64_t to_off, uint64_t len,
+                    char *buf, size_t bufsize);
+
 char *sfio_path_join(const char *dir, const char *name);
 char *sfio_rank_file(const char *dir, const char *kind, int rank);
 

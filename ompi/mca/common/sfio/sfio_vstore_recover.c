@@ -41,20 +41,9 @@ typedef struct {
 static int apply_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
 {
     apply_ctx_t *r = ctx;
-    for (uint64_t done = 0; done < p->length;) {
-        size_t n = (size_t) (p->length - done < APPLY_CHUNK ? p->length - done : APPLY_CHUNK);
-        ssize_t got = mca_common_sfio_posix_pread_full(r->log_fds[p->rank], r->buf, n,
-                                                       p->log_offset + done);
-        if (got != (ssize_t) n) {
-            return r->rc = got < 0 ? (int) got : -EIO;
-        }
-        ssize_t put = mca_common_sfio_posix_pwrite_full(r->flat_fd, r->buf, n, p->offset + done);
-        if (put != (ssize_t) n) {
-            return r->rc = put < 0 ? (int) put : -EIO;
-        }
-        done += n;
-    }
-    return 0;
+    int rc = sfio_copy_range(r->log_fds[p->rank], p->log_offset, r->flat_fd, p->offset, p->length,
+                             r->buf, APPLY_CHUNK);
+    return 0 == rc ? 0 : (r->rc = rc);
 }
 
 /* Ranges of FRESH records whose write never completed. */

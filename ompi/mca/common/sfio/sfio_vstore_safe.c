@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sfio_vstore_int.h"
+#include "sfio_posixio.h"
 
 int sfio_lock_range(int fd, short type, bool wait, off_t start, off_t len)
 {
@@ -27,6 +28,24 @@ int sfio_lock_range(int fd, short type, bool wait, off_t start, off_t len)
         if (EINTR != errno) {
             return -errno;
         }
+    }
+    return 0;
+}
+
+int sfio_copy_range(int from_fd, uint64_t from_off, int to_fd, uint64_t to_off, uint64_t len,
+                    char *buf, size_t bufsize)
+{
+    for (uint64_t done = 0; done < len;) {
+        size_t n = (size_t) (len - done < bufsize ? len - done : bufsize);
+        ssize_t got = mca_common_sfio_posix_pread_full(from_fd, buf, n, (off_t) (from_off + done));
+        if (got != (ssize_t) n) {
+            return got < 0 ? (int) got : -EIO;
+        }
+        ssize_t put = mca_common_sfio_posix_pwrite_full(to_fd, buf, n, (off_t) (to_off + done));
+        if (put != (ssize_t) n) {
+            return put < 0 ? (int) put : -EIO;
+        }
+        done += n;
     }
     return 0;
 }
