@@ -84,6 +84,24 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The build tree may sit where user nobody cannot go (CI builds under
+# /root in the trixie root): the programs and the components it runs are
+# then copied into the case directory, which it can reach.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null &&
+   ! setpriv --reuid=nobody --regid="$(id -gn nobody 2>/dev/null || echo nogroup)" --clear-groups test -x "$T_STORE"; then
+    mkdir -p "$base/bin/components" && chmod -R 755 "$base/bin"
+    cp "$T_STORE" "$STORE_UTIL" "$base/bin/" && T_STORE=$base/bin/t_store && STORE_UTIL=$base/bin/store_util
+    if [ -x "$TOOL" ]; then cp "$TOOL" "$base/bin/" && TOOL=$base/bin/sfio-store; fi
+    help=$here/../../ompi/mca/common/sfio/help-mca-common-sfio.txt
+    if [ -r "$help" ]; then cp "$help" "$base/bin/" && export SFIO_HELP_DIR=$base/bin; fi
+    if [ -n "${SFIO_COMPONENT_PATH:-}" ] && [ -d "$SFIO_COMPONENT_PATH" ]; then
+        cp -L "$SFIO_COMPONENT_PATH"/*.so "$base/bin/components/" 2>/dev/null
+        SFIO_COMPONENT_PATH=$base/bin/components
+        sfio_use_build_components
+    fi
+    chmod -R a+rX "$base/bin"
+fi
+
 # ---------------------------------------------------------------- helpers
 # mpi NP ARGS...: t_store on NP ranks as $AS (empty: the caller) with
 # $STACK $MCA, output to $out (stdout) and $err (stderr); $TMO seconds.
@@ -96,9 +114,11 @@ mpi() {
     local n=$1; shift
     local pre=()
     [ -n "$AS" ] && pre=(setpriv --reuid="$AS" --regid="$(id -gn "$AS" 2>/dev/null || echo nogroup)" --clear-groups env HOME="$base")
+    # from a directory the user can reach (Open MPI 5.0's launcher crashes
+    # in one it cannot, e.g. a build tree under /root)
     # shellcheck disable=SC2086
-    timeout -s TERM -k 5 "$TMO" "${pre[@]}" mpirun --allow-run-as-root --oversubscribe -np "$n" --mca mpi_yield_when_idle 1 \
-        $STACK $MCA "$T_STORE" "$@" >>"$out" 2>>"$err"
+    (cd "$base" && timeout -s TERM -k 5 "$TMO" "${pre[@]}" mpirun --allow-run-as-root --oversubscribe -np "$n" --mca mpi_yield_when_idle 1 \
+        $STACK $MCA "$T_STORE" "$@" >>"$out" 2>>"$err")
 }
 # bg_lock USER FILE READY: a lock holder (store_util lockhold on bytes 0..64)
 # in the background as USER (empty: the caller); its pid (the holder

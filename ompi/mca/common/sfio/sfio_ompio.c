@@ -72,6 +72,11 @@ void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...)
 
     if (!dirs_added) {
         dirs_added = true;
+        /* a relocated installation (or a copy its user can read) */
+        const char *env = getenv("SFIO_HELP_DIR");
+        if (NULL != env && '\0' != env[0]) {
+            (void) opal_show_help_add_dir((char *) env);
+        }
         if ('\0' != SFIO_HELPDIR[0]) {
             (void) opal_show_help_add_dir(SFIO_HELPDIR);
         }
@@ -1431,7 +1436,12 @@ static int take_any_unreported(ompio_file_t *fh)
  * the worst outcome of the group. */
 static int agree_collective(ompio_file_t *fh, int rc)
 {
-    int err = MPI_SUCCESS != rc ? rc : take_any_unreported(fh);
+    /* the fbtl's own class (no space, ...) first: a failed call says only
+     * OMPI_ERROR (negative, which MAX would lose) or MPI_ERR_OTHER */
+    int err = take_any_unreported(fh);
+    if (0 == err && MPI_SUCCESS != rc) {
+        err = rc > 0 && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_IO;
+    }
     int all = err;
     int crc = fh->f_comm->c_coll->coll_allreduce(&err, &all, 1, MPI_INT, MPI_MAX, fh->f_comm,
                                                  fh->f_comm->c_coll->coll_allreduce_module);
