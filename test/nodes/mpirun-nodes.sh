@@ -2,6 +2,7 @@
 # mpirun-nodes.sh: run an MPI job on N emulated nodes of this machine.
 #
 #   mpirun-nodes.sh --nodes N --ppn P [--cyclic] [mpirun options] [--] PROG ARGS...
+#   mpirun-nodes.sh --nodes N [--cyclic] -np NP [mpirun options] PROG ARGS...
 #   mpirun-nodes.sh --nodes N --hosts-only     add the /etc/hosts entries, run nothing
 #   mpirun-nodes.sh --remove-hosts             remove every entry this script added
 #   mpirun-nodes.sh --nodes N --ppn P --print -- PROG ...   print the mpirun command
@@ -14,7 +15,12 @@
 # over shared memory.  The host names resolve to 127.0.2.1 .. 127.0.2.N via
 # /etc/hosts (entries marked "# sfio-nodes", added idempotently: needs root
 # the first time).  Ranks are placed P per node, in blocks (ranks 0..P-1 on
-# node 1) or with --cyclic round robin over the nodes.  Open MPI 4.1 and 5.0
+# node 1) or with --cyclic round robin over the nodes.  Without --ppn, -np NP
+# (or -n NP) among the mpirun options gives NP ranks over the N nodes: NP/N
+# per node when N divides NP, else ceil(NP/N) slots per node filled in
+# order; fewer ranks than nodes use NP nodes.  So a script whose launcher is
+# "mpirun -np NP" can use "mpirun-nodes.sh --nodes N" unchanged (test
+# scripts read it from SFIO_MPIRUN).  Open MPI 4.1 and 5.0
 # are told apart by `mpirun --version`:
 #   4.1  --mca plm_rsh_agent node-agent.sh --mca plm_rsh_no_tree_spawn 1
 #        --host n1:P,... -np N*P --mca btl self,vader,tcp
@@ -38,7 +44,8 @@ hosts_file=${SFIO_NODES_HOSTS_FILE:-/etc/hosts}
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 
 nodes=2
-ppn=1
+ppn=
+np=
 cyclic=0
 print=0
 action=run
@@ -50,6 +57,8 @@ while [ $# -gt 0 ]; do
     --ppn) ppn=$2; shift 2 ;;
     --ppn=*) ppn=${1#*=}; shift ;;
     --cyclic) cyclic=1; shift ;;
+    -np|-n|--np|--n) np=$2; shift 2 ;;
+    --oversubscribe|--allow-run-as-root) shift ;;   # implied
     --print) print=1; shift ;;
     --hosts-only) action=hosts; shift ;;
     --remove-hosts) action=remove; shift ;;
@@ -58,11 +67,25 @@ while [ $# -gt 0 ]; do
     *) args+=("$1"); shift ;;
     esac
 done
-case "$nodes$ppn" in *[!0-9]*|'') echo "mpirun-nodes.sh: --nodes and --ppn take numbers" >&2; exit 2 ;; esac
-if [ "$nodes" -lt 1 ] || [ "$nodes" -gt 254 ] || [ "$ppn" -lt 1 ]; then
-    echo "mpirun-nodes.sh: need 1 <= --nodes <= 254 and --ppn >= 1" >&2
+case "$nodes$ppn$np" in *[!0-9]*|'') echo "mpirun-nodes.sh: --nodes, --ppn and -np take numbers" >&2; exit 2 ;; esac
+if [ "$nodes" -lt 1 ] || [ "$nodes" -gt 254 ]; then
+    echo "mpirun-nodes.sh: need 1 <= --nodes <= 254" >&2
     exit 2
 fi
+# exact: every node gets ppn ranks (5.0 maps them with ppr); else slots fill in order
+exact=1
+if [ -n "$ppn" ]; then
+    [ -n "$np" ] && [ "$np" != $(( nodes * ppn )) ] && { echo "mpirun-nodes.sh: -np $np is not --nodes x --ppn" >&2; exit 2; }
+elif [ -n "$np" ]; then
+    [ "$np" -ge 1 ] || { echo "mpirun-nodes.sh: -np must be >= 1" >&2; exit 2; }
+    [ "$np" -lt "$nodes" ] && nodes=$np
+    ppn=$(( (np + nodes - 1) / nodes ))
+    [ $(( nodes * ppn )) = "$np" ] || exact=0
+else
+    ppn=1
+fi
+[ "$ppn" -ge 1 ] || { echo "mpirun-nodes.sh: --ppn must be >= 1" >&2; exit 2; }
+np=${np:-$(( nodes * ppn ))}
 
 node_name() { echo "$prefix$1"; }
 
@@ -108,7 +131,6 @@ esac
 command -v unshare >/dev/null || { echo "mpirun-nodes.sh: unshare (util-linux) not found" >&2; exit 2; }
 hosts_add
 
-np=$(( nodes * ppn ))
 hostlist=
 for (( i = 1; i <= nodes; i++ )); do
     hostlist="$hostlist${hostlist:+,}$(node_name "$i"):$ppn"
@@ -129,6 +151,8 @@ case "$version" in
           --host "$hostlist" --mca btl self,sm,tcp --mca btl_tcp_if_include lo)
     if [ "$cyclic" = 1 ]; then
         cmd+=(-np "$np" --map-by node:OVERSUBSCRIBE)
+    elif [ "$exact" = 0 ]; then
+        cmd+=(-np "$np" --map-by slot:OVERSUBSCRIBE)
     else
         cmd+=(--map-by "ppr:$ppn:node:OVERSUBSCRIBE")
     fi
