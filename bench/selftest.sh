@@ -32,7 +32,8 @@ if [ -f "$here/../test/sfio_component_path.sh" ]; then
 fi
 dir=$(mktemp -d /tmp/sfio-selftest.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-mpirun="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+# SFIO_MPIRUN: another launcher taking -np (test/nodes/mpirun-nodes.sh --nodes N)
+mpirun="${SFIO_MPIRUN:-mpirun --allow-run-as-root --oversubscribe} --bind-to none"
 pass=0; fail=0
 scen=(noncontig tilerow tiles2d block3d flash tileread "volume --method coll"
       "volume --method master" ior sharedlog ordered "ior --mode coll")
