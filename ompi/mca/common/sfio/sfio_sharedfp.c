@@ -5,6 +5,7 @@
 #include "ompi_config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,6 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/request/request.h"
-#include "opal/threads/mutex.h"
 #include "opal/util/output.h"
 
 #include "sfio_ompio.h"
@@ -78,22 +78,22 @@ typedef struct pending_t {
 } pending_t;
 
 static pending_t *pending_head = NULL;
-static opal_mutex_t pending_lock = OPAL_MUTEX_STATIC_INIT;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void pending_put(pending_t *p, const ompio_file_t *fh, mca_common_sfio_coord_t *coord)
 {
     p->fh = fh;
     p->coord = coord;
-    opal_mutex_lock(&pending_lock);
+    pthread_mutex_lock(&pending_lock);
     p->next = pending_head;
     pending_head = p;
-    opal_mutex_unlock(&pending_lock);
+    pthread_mutex_unlock(&pending_lock);
 }
 
 static mca_common_sfio_coord_t *pending_take(const ompio_file_t *fh)
 {
     mca_common_sfio_coord_t *coord = NULL;
-    opal_mutex_lock(&pending_lock);
+    pthread_mutex_lock(&pending_lock);
     for (pending_t **pp = &pending_head; NULL != *pp; pp = &(*pp)->next) {
         if ((*pp)->fh == fh) {
             pending_t *p = *pp;
@@ -103,7 +103,7 @@ static mca_common_sfio_coord_t *pending_take(const ompio_file_t *fh)
             break;
         }
     }
-    opal_mutex_unlock(&pending_lock);
+    pthread_mutex_unlock(&pending_lock);
     return coord;
 }
 
