@@ -237,7 +237,10 @@ int mca_common_sfio_sharedfp_close(ompio_file_t *fh)
 {
     struct mca_sharedfp_base_data_t *sh = fh->f_sharedfp_data;
     if (NULL == sh) {
-        return MPI_SUCCESS;
+        /* OMPIO opens the fs after selecting sharedfp: when that fails,
+         * the open never comes and the file's close (on every rank, the fs
+         * agrees on its error) frees what the query made */
+        return sfp_error(mca_common_sfio_coord_close(pending_take(fh)));
     }
     sfp_file_t *f = sh->selected_module_data;
     int rc = 0;
