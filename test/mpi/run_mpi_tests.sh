@@ -68,6 +68,8 @@
 #                                   (MPI one-sided) forced; runs only the
 #                                   shared-pointer programs (t_shared t_fetchadd)
 #                     fetchadd_nodirect  sharedfp/fetchadd without its direct path
+#                     fetchadd_baddir  sharedfp_fetchadd_shm_dir names a missing
+#                                   directory: a warning, the page in /dev/shm
 #   --bindir DIR    where the test programs are (default: the current directory
 #                   if it holds them, else they are built with ${MPICC:-mpicc}
 #                   -O2 -Wall into ${TMPDIR:-/tmp}/sfio-mpi-bin)
@@ -244,6 +246,7 @@ config_mca() {
     atomic-versioned-mem) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode versioned --mca fs_versioned_store_dir /dev/shm" ;;
     depth8-versioned) echo "--mca fbtl_versioned_io_depth 8 --mca fbtl_versioned_io_depth_min_pieces 2 --mca fbtl_versioned_atomic_mode versioned" ;;
     fetchadd_nodirect) echo "--mca sharedfp_fetchadd_direct 0" ;;
+    fetchadd_baddir) echo "--mca sharedfp_fetchadd_shm_dir /nonexistent/sfio-shm" ;;
     *) echo "BAD" ;;
     esac
 }

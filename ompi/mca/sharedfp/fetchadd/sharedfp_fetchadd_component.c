@@ -59,9 +59,9 @@ static int fetchadd_register(void)
     if (NULL == mca_common_sfio_component_register_string(c,
                     &mca_sharedfp_fetchadd_shm_dir_storage, "shm_dir",
         "Directory of the shm backend's shared-memory page (a node-local tmpfs); empty "
-        "(default): /dev/shm; where the page cannot be created there, a warning and /dev/shm.  The page has a random name, is unlinked as soon as every rank "
-        "has mapped it, and pages left by a job killed during MPI_File_open are removed by "
-        "the next open")) {
+        "(default): /dev/shm; where no page can be created there, a warning and /dev/shm.  "
+        "The page has a random name, is unlinked as soon as every rank has mapped it, and "
+        "pages left by a job killed during MPI_File_open are removed by the next open")) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     mca_sharedfp_fetchadd_direct = true;
