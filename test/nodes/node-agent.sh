@@ -37,8 +37,11 @@ shift
 
 if unshare --uts --mount --propagation private true 2>/dev/null; then
     prop=private
+elif ! mountpoint -q / 2>/dev/null; then
+    prop=unchanged     # a chroot: its mounts are private already
 else
-    prop=unchanged
+    echo "node-agent.sh: cannot make a private mount namespace (unshare --propagation private failed)" >&2
+    exit 255
 fi
 size=${SFIO_NODES_SHM_SIZE:+,size=$SFIO_NODES_SHM_SIZE}
 # shellcheck disable=SC2016
