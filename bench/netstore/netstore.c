@@ -6,7 +6,10 @@
  *     per-call latency  +  bytes / link bandwidth
  * where the link is a token bucket kept either per process (default: one
  * client = one process) or per node in a shared-memory segment
- * (NETSTORE_SHARED=1: all ranks of one node share one link).
+ * (NETSTORE_SHARED=1: all ranks of one node share one link, as one NIC per
+ * node).  The segment is found by name in the node's /dev/shm, so on
+ * emulated nodes (test/nodes: a private /dev/shm per node) every node
+ * gets its own link.
  *
  * The real call is done first; the caller is then held until the emulated
  * completion time, so the cost of one call is max(real, emulated).  Locks

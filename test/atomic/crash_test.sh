@@ -78,7 +78,8 @@ else
     mca="--mca fs versioned --mca fbtl versioned"
     label=suite
 fi
-mpirun_cmd="mpirun --allow-run-as-root --oversubscribe"
+# SFIO_MPIRUN: another launcher taking -np (test/nodes/mpirun-nodes.sh --nodes N)
+mpirun_cmd="${SFIO_MPIRUN:-mpirun --allow-run-as-root --oversubscribe}"
 [ -n "$seed" ] && RANDOM=$seed
 
 # random float in [lo, hi) with millisecond resolution

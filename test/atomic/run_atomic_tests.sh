@@ -115,7 +115,8 @@ else
     stack="--mca fs versioned --mca fbtl versioned"
     label=suite
 fi
-mpirun_cmd="mpirun --allow-run-as-root --oversubscribe"
+# SFIO_MPIRUN: another launcher taking -np (test/nodes/mpirun-nodes.sh --nodes N)
+mpirun_cmd="${SFIO_MPIRUN:-mpirun --allow-run-as-root --oversubscribe}"
 
 workdir=$(mktemp -d "${SFIO_TEST_DIR:-/tmp}/sfio-atomic.XXXXXX")
 export SFIO_TEST_DIR=$workdir

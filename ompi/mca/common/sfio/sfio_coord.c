@@ -329,6 +329,7 @@ static int shm_open_coll(struct ompi_communicator_t *comm, const char *dir, int 
 
 typedef struct {
     mca_common_sfio_coord_t super;
+    MPI_Comm comm;   /* private duplicate with MPI_ERRORS_RETURN */
     MPI_Win win;
 } coord_rma_t;
 
@@ -376,6 +377,9 @@ static int rma_close(mca_common_sfio_coord_t *c)
             err = -EIO;
         }
     }
+    if (MPI_COMM_NULL != r->comm) {
+        (void) MPI_Comm_free(&r->comm);
+    }
     free(r);
     return err;
 }
@@ -385,19 +389,34 @@ static const mca_common_sfio_coord_ops_t rma_ops = {
     .close = rma_close,
 };
 
+/*
+ * The window lives on a duplicate of comm whose error handler returns:
+ * window creation fails where no osc component serves the ranks' transport
+ * (Open MPI 4.1 over TCP only), and that failure must reach the caller,
+ * which then steps aside, not the application's handler (by default
+ * MPI_ERRORS_ARE_FATAL on comm and on every new window).
+ */
 static int rma_open_coll(struct ompi_communicator_t *comm, int nslots, int local_err,
                          mca_common_sfio_coord_t **coord_p)
 {
     int rank = ompi_comm_rank(comm), err = local_err;
     int64_t *base = NULL;
     coord_rma_t *r = calloc(1, sizeof(*r));
+    MPI_Comm dup = MPI_COMM_NULL;
     MPI_Win win = MPI_WIN_NULL;
     MPI_Aint bytes = 0 == rank ? (MPI_Aint) nslots * (MPI_Aint) sizeof(int64_t) : 0;
     /* Collective whatever happened locally. */
-    if (MPI_SUCCESS != MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, comm, &base,
+    if (MPI_SUCCESS != MPI_Comm_dup(comm, &dup)) {
+        return 0 != err ? err : -EIO;   /* the same failure everywhere */
+    }
+    (void) MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    if (MPI_SUCCESS != MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, dup, &base,
                                         &win)) {
-        err = 0 == err ? -EIO : err;
+        err = 0 == err ? -EOPNOTSUPP : err;
         win = MPI_WIN_NULL;
+    }
+    if (MPI_WIN_NULL != win) {
+        (void) MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     }
     if (0 == err && 0 == rank) {
         memset(base, 0, (size_t) bytes);
@@ -419,10 +438,12 @@ static int rma_open_coll(struct ompi_communicator_t *comm, int nslots, int local
         if (MPI_WIN_NULL != win) {
             (void) MPI_Win_free(&win);
         }
+        (void) MPI_Comm_free(&dup);
         free(r);
         return err;
     }
     r->super.ops = &rma_ops;
+    r->comm = dup;
     r->win = win;
     *coord_p = &r->super;
     return 0;

@@ -67,7 +67,9 @@ mca_common_sfio_coord_backend_t mca_common_sfio_coord_pick(struct ompi_communica
  * local_err: 0, or a negative errno this rank already has (e.g. its
  * allocation failed): the collective still completes and fails everywhere.
  * Errors: -EXDEV (shm asked for ranks on several nodes), -ENOMEM, errno of
- * the segment's creation, -EIO (MPI error).  */
+ * the segment's creation, -EOPNOTSUPP (rma: no MPI window for these ranks,
+ * e.g. no osc component serves their transport), -EIO (MPI error).  MPI
+ * errors of the rma backend never reach comm's error handler.  */
 int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
                                mca_common_sfio_coord_backend_t backend, const char *shm_dir,
                                int nslots, int local_err, mca_common_sfio_coord_t **coord_p);

@@ -5,6 +5,8 @@
 #include "ompi_config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,17 +65,121 @@ static int amode_error(const ompio_file_t *fh, bool write)
     return MPI_SUCCESS;
 }
 
-bool mca_common_sfio_sharedfp_usable(ompio_file_t *fh,
+/*
+ * Services created at query time, waiting for the file's open (or for
+ * unquery, when another component won).  Keyed by the file handle; a
+ * handle is queried and opened by one thread, but two threads may open
+ * two files at once.
+ */
+typedef struct pending_t {
+    struct pending_t *next;
+    const ompio_file_t *fh;
+    mca_common_sfio_coord_t *coord;
+} pending_t;
+
+static pending_t *pending_head = NULL;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void pending_put(pending_t *p, const ompio_file_t *fh, mca_common_sfio_coord_t *coord)
+{
+    p->fh = fh;
+    p->coord = coord;
+    pthread_mutex_lock(&pending_lock);
+    p->next = pending_head;
+    pending_head = p;
+    pthread_mutex_unlock(&pending_lock);
+}
+
+static mca_common_sfio_coord_t *pending_take(const ompio_file_t *fh)
+{
+    mca_common_sfio_coord_t *coord = NULL;
+    pthread_mutex_lock(&pending_lock);
+    for (pending_t **pp = &pending_head; NULL != *pp; pp = &(*pp)->next) {
+        if ((*pp)->fh == fh) {
+            pending_t *p = *pp;
+            *pp = p->next;
+            coord = p->coord;
+            free(p);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return coord;
+}
+
+static const char *backend_name(mca_common_sfio_coord_backend_t b)
+{
+    return MCA_COMMON_SFIO_COORD_SHM == b   ? "shm"
+           : MCA_COMMON_SFIO_COORD_RMA == b ? "rma"
+                                            : "local";
+}
+
+static bool default_shm_dir(const char *dir)
+{
+    return NULL == dir || '\0' == dir[0] || 0 == strcmp(dir, "/dev/shm");
+}
+
+/*
+ * Collective over fh->f_comm: creates the coordination service.  A
+ * shm_dir where the page cannot be created falls back to /dev/shm with a
+ * warning (once per process): a typo in a parameter must not fail every
+ * open.  Returns 0 or the service's negative errno (the same everywhere).
+ */
+static int coord_create(ompio_file_t *fh, const mca_common_sfio_sharedfp_options_t *options,
+                        int local_err, mca_common_sfio_coord_t **coord_p)
+{
+    static bool warned = false;
+    int rc = mca_common_sfio_coord_open(fh->f_comm, options->backend, options->shm_dir, NSLOTS,
+                                        local_err, coord_p);
+    if (0 != rc && 0 == local_err && !default_shm_dir(options->shm_dir) &&
+        MCA_COMMON_SFIO_COORD_SHM == mca_common_sfio_coord_pick(fh->f_comm, options->backend) &&
+        -EXDEV != rc) {
+        if (0 == fh->f_rank && !warned) {
+            warned = true;
+            mca_common_sfio_show_help("sharedfp-shm-dir", true, options->shm_dir,
+                                      strerror(-rc));
+        }
+        rc = mca_common_sfio_coord_open(fh->f_comm, options->backend, "/dev/shm", NSLOTS, 0,
+                                        coord_p);
+    }
+    return rc;
+}
+
+bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
                                      const mca_common_sfio_sharedfp_options_t *options,
                                      const char **why_p)
 {
+    static _Thread_local char why[160];   /* read by the caller at once */
+    mca_common_sfio_coord_backend_t b = mca_common_sfio_coord_pick(fh->f_comm, options->backend);
     if (MCA_COMMON_SFIO_COORD_SHM == options->backend &&
         MCA_COMMON_SFIO_COORD_RMA ==
             mca_common_sfio_coord_pick(fh->f_comm, MCA_COMMON_SFIO_COORD_AUTO)) {
         *why_p = "backend shm was asked for, but the ranks span several nodes";
         return false;
     }
+    mca_common_sfio_coord_t *coord = NULL;
+    pending_t *p = malloc(sizeof(*p));   /* before: its failure is agreed on */
+    int rc = coord_create(fh, options, NULL == p ? -ENOMEM : 0, &coord);
+    if (0 == rc) {
+        pending_put(p, fh, coord);
+    } else {
+        free(p);
+    }
+    if (0 != rc) {
+        (void) snprintf(why, sizeof(why), "the %s backend cannot serve these ranks: %s",
+                        backend_name(b),
+                        -EOPNOTSUPP == rc ? "MPI_Win_allocate failed (no one-sided component "
+                                            "for their transport)"
+                                          : strerror(-rc));
+        *why_p = why;
+        return false;
+    }
     return true;
+}
+
+void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh)
+{
+    (void) mca_common_sfio_coord_close(pending_take(fh));   /* collective for rma */
 }
 
 int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
@@ -85,17 +191,30 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     (void) info;
     struct mca_sharedfp_base_data_t *sh = calloc(1, sizeof(*sh));
     sfp_file_t *f = calloc(1, sizeof(*f));
-    mca_common_sfio_coord_t *coord = NULL;
-    int rc = mca_common_sfio_coord_open(fh->f_comm, options->backend, options->shm_dir, NSLOTS,
-                                        (NULL == sh || NULL == f) ? -ENOMEM : 0, &coord);
+    mca_common_sfio_coord_t *coord = pending_take(fh);
+    int local_err = (NULL == sh || NULL == f) ? -ENOMEM : 0;
+    int rc;
+    if (NULL != coord) {
+        /* Every rank has its service from the query (whose outcome is
+         * agreed on): agree on local failures before anyone keeps it. */
+        rc = local_err;
+        ompi_communicator_t *c = fh->f_comm;
+        if (OMPI_SUCCESS != c->c_coll->coll_allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, c,
+                                                      c->c_coll->coll_allreduce_module)) {
+            rc = -EIO;
+        }
+        if (0 != rc) {
+            (void) mca_common_sfio_coord_close(coord);
+            coord = NULL;
+        }
+    } else {
+        rc = coord_create(fh, options, local_err, &coord);
+    }
     if (0 != rc) {
-        mca_common_sfio_coord_backend_t b = mca_common_sfio_coord_pick(fh->f_comm,
-                                                                       options->backend);
         if (0 == fh->f_rank) {
             mca_common_sfio_show_help("sharedfp-coord", true, filename ? filename : "",
-                                      MCA_COMMON_SFIO_COORD_SHM == b   ? "shm"
-                                      : MCA_COMMON_SFIO_COORD_RMA == b ? "rma"
-                                                                       : "local",
+                                      backend_name(mca_common_sfio_coord_pick(fh->f_comm,
+                                                                              options->backend)),
                                       strerror(-rc));
         }
         free(sh);
@@ -118,7 +237,10 @@ int mca_common_sfio_sharedfp_close(ompio_file_t *fh)
 {
     struct mca_sharedfp_base_data_t *sh = fh->f_sharedfp_data;
     if (NULL == sh) {
-        return MPI_SUCCESS;
+        /* OMPIO opens the fs after selecting sharedfp: when that fails,
+         * the open never comes and the file's close (on every rank, the fs
+         * agrees on its error) frees what the query made */
+        return sfp_error(mca_common_sfio_coord_close(pending_take(fh)));
     }
     sfp_file_t *f = sh->selected_module_data;
     int rc = 0;

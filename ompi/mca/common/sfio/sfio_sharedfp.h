@@ -39,11 +39,17 @@ typedef struct mca_common_sfio_sharedfp_options_t {
     bool ordered_collective;                   /* ordered data by *_at_all (else *_at) */
 } mca_common_sfio_sharedfp_options_t;
 
-/* Whether the options can serve fh's communicator (the same answer on
- * every rank; no communication).  Sets *why_p to a reason when not. */
-bool mca_common_sfio_sharedfp_usable(ompio_file_t *fh,
+/* The component's file query, collective over fh->f_comm: creates the
+ * file's coordination service and keeps it for _open (or _unquery).
+ * Returns false, the same on every rank, when the service cannot be
+ * created for these ranks (shm asked for across nodes; rma without an
+ * MPI window, as over TCP with Open MPI 4.1): the component then steps
+ * aside and Open MPI selects a stock one.  Sets *why_p to the reason. */
+bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
                                      const mca_common_sfio_sharedfp_options_t *options,
                                      const char **why_p);
+/* Collective: another component won the file; frees what _query made. */
+void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh);
 
 int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
                                   int amode, struct opal_info_t *info, ompio_file_t *fh,

@@ -28,6 +28,7 @@ SFIO_COMPONENT_DECLSPEC extern mca_sharedfp_base_component_2_0_0_t mca_sharedfp_
 
 struct mca_sharedfp_base_module_1_0_0_t *
 mca_sharedfp_fetchadd_component_file_query(ompio_file_t *fh, int *priority);
+int mca_sharedfp_fetchadd_component_file_unquery(ompio_file_t *fh);
 
 END_C_DECLS
 

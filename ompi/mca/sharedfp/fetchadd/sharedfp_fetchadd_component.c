@@ -59,9 +59,9 @@ static int fetchadd_register(void)
     if (NULL == mca_common_sfio_component_register_string(c,
                     &mca_sharedfp_fetchadd_shm_dir_storage, "shm_dir",
         "Directory of the shm backend's shared-memory page (a node-local tmpfs); empty "
-        "(default): /dev/shm.  The page has a random name, is unlinked as soon as every rank "
-        "has mapped it, and pages left by a job killed during MPI_File_open are removed by "
-        "the next open")) {
+        "(default): /dev/shm; where no page can be created there, a warning and /dev/shm.  "
+        "The page has a random name, is unlinked as soon as every rank has mapped it, and "
+        "pages left by a job killed during MPI_File_open are removed by the next open")) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     mca_sharedfp_fetchadd_direct = true;
@@ -105,11 +105,6 @@ static int fetchadd_init_query(bool enable_progress_threads, bool enable_mpi_thr
     return OMPI_SUCCESS;
 }
 
-static int fetchadd_file_unquery(ompio_file_t *fh)
-{
-    return OMPI_SUCCESS;
-}
-
 mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component = {
     .sharedfpm_version = {
         MCA_SHAREDFP_BASE_VERSION_2_0_0,
@@ -125,5 +120,5 @@ mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component = {
     },
     .sharedfpm_init_query = fetchadd_init_query,
     .sharedfpm_file_query = mca_sharedfp_fetchadd_component_file_query,
-    .sharedfpm_file_unquery = fetchadd_file_unquery,
+    .sharedfpm_file_unquery = mca_sharedfp_fetchadd_component_file_unquery,
 };

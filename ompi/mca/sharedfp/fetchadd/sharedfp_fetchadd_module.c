@@ -70,7 +70,14 @@ mca_sharedfp_fetchadd_component_file_query(ompio_file_t *fh, int *priority)
     const char *why = NULL;
     mca_common_sfio_sharedfp_options_t o = options();
     *priority = 0;
-    if (!mca_common_sfio_sharedfp_usable(fh, &o, &why)) {
+    mca_common_sfio_output = mca_sharedfp_fetchadd_output;
+    /* collective: creates the file's shared pointer now, so that a backend
+     * that cannot serve these ranks makes the component step aside (Open
+     * MPI then selects a stock one) instead of failing MPI_File_open */
+    if (!mca_common_sfio_sharedfp_query(fh, &o, &why)) {
+        if (0 != fh->f_rank) {
+            return NULL;   /* the same reason everywhere: said once */
+        }
         opal_output_verbose(1, mca_sharedfp_fetchadd_output,
                             "sharedfp:fetchadd: not used for %s: %s",
                             fh->f_filename ? fh->f_filename : "", why);
@@ -78,4 +85,10 @@ mca_sharedfp_fetchadd_component_file_query(ompio_file_t *fh, int *priority)
     }
     *priority = mca_sharedfp_fetchadd_priority;
     return &fetchadd_module;
+}
+
+int mca_sharedfp_fetchadd_component_file_unquery(ompio_file_t *fh)
+{
+    mca_common_sfio_sharedfp_unquery(fh);
+    return OMPI_SUCCESS;
 }
