@@ -157,8 +157,9 @@ vwhy() {
     echo "${v:-$(grep -v '^-*$' "$err" | head -3 | tr '\n' ' ' | cut -c1-300)}"
 }
 # open_class: the class t_store's last open reported
-open_class() { sed -n 's/^t_store: open class=\([A-Z_a-z0-9]*\).*/\1/p' "$out" | tail -1; }
-open_time() { sed -n 's/^t_store: open class=[^ ]* time=\([0-9.]*\).*/\1/p' "$out" | tail -1; }
+# (Open MPI 5.0 may put a byte of its own before a rank's first line)
+open_class() { sed -n 's/^.*t_store: open class=\([A-Z_a-z0-9]*\).*/\1/p' "$out" | tail -1; }
+open_time() { sed -n 's/^.*t_store: open class=[^ ]* time=\([0-9.]*\).*/\1/p' "$out" | tail -1; }
 
 # crash NP FILE TAG LEN [extra t_store args]: t_store writes [0, NP*LEN) of
 # FILE with TAG atomically (rank r its LEN bytes), then every rank kills
