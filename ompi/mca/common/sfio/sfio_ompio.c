@@ -409,12 +409,17 @@ static void note_store(void *ctx, const mca_common_sfio_store_info_t *info)
                             "sfio: %s: recovered the store %s of a job that stopped "
                             "(%" PRIu64 " versions)", file, info->path, info->versions);
         break;
+    /* One line straight to stderr, not help text: Open MPI 5.0 hands help
+     * text to its launcher, which may drop it when the failed open ends
+     * the job at once. */
     case MCA_COMMON_SFIO_STORE_FAILED:
-        mca_common_sfio_show_help("store-recovery-failed", true, info->path, file, info->why,
-                                  strerror(info->err), file);
+        opal_output(0, "sfio: store %s of %s could not be applied: %s (%s; sfio-store show %s); "
+                    "MPI_File_open fails and the store stays for the next open",
+                    info->path, file, info->why, strerror(info->err), file);
         break;
     default:
-        mca_common_sfio_show_help("store-refused", false, info->path, file, info->why, file);
+        opal_output(0, "sfio: store %s of %s left in place, not applied: %s (sfio-store show %s, "
+                    "then apply --force or discard)", info->path, file, info->why, file);
         break;
     }
 }
