@@ -139,7 +139,7 @@ done
 # lockedfile: lock files), so it runs on the suite stack only.
 if [ -z "$programs" ]; then
     programs="t_views t_calls t_nonblocking t_nbcoll t_shared t_amode"
-    [ "$stack" = suite ] && programs="$programs t_fetchadd t_pcache"
+    [ "$stack" = suite ] && programs="$programs t_fetchadd t_pcache t_engine"
 fi
 
 case "$stack" in

@@ -11,6 +11,8 @@
 #ifndef MCA_COMMON_SFIO_LOCKS_H
 #define MCA_COMMON_SFIO_LOCKS_H
 
+#include "sfio_export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,14 +46,14 @@ void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p);
  * errno. */
 /* Lock lists longer than this are coarsened (sfio_lockplan_coarsen); 0:
  * no bound.  Set once by the fbtl from its parameter. */
-extern size_t mca_common_sfio_lock_max_ranges;
+SFIO_EXPORT extern size_t mca_common_sfio_lock_max_ranges;
 
 /* Bytes of arena a private-object cache may hold (0: no cache: private
  * bytes go straight to the file).  Set once by the fbtl. */
-extern uint64_t mca_common_sfio_pcache_limit;
+SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_limit;
 /* Only writes whose private pieces average at most this many bytes are
  * cached (larger pieces are written at once).  Set once by the fbtl. */
-extern uint64_t mca_common_sfio_pcache_piece_max;
+SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_piece_max;
 
 /* pcache (may be NULL): where private bytes go instead of the file, up to
  * mca_common_sfio_pcache_limit; a write that does not fit first writes the
