@@ -193,7 +193,7 @@ SFIO_EXPORT bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req);
  * 1); a false answer makes that call fail with MPI_ERR_IO): true when fh
  * can be atomic in mode: versioned needs fs/versioned's store, the lock
  * modes need working fcntl byte-range locks, auto takes either. */
-bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode);
+SFIO_EXPORT bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode);
 SFIO_EXPORT void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req);
 
 /* ---- atomic-call boundary ----
