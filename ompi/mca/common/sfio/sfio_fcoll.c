@@ -71,7 +71,7 @@ int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int 
         if (used < sizeof(help)) {
             used += (size_t) snprintf(help + used, sizeof(help) - used, " %s: %s;",
                                       mca_common_sfio_coll_algs[i].name,
-                                      mca_common_sfio_coll_algs[i].doc);
+                                      mca_common_sfio_coll_algs[i].help);
         }
     }
     values[MCA_COMMON_SFIO_COLL_NALGS].string = NULL;
