@@ -1174,18 +1174,52 @@ static void scatter_cycle(plan_t *p, slot_t *s, int c)
 /* ------------------------------------------------------------------ */
 /* individual                                                          */
 
+/* A rank's whole access goes through one bounce buffer (one I/O entry per
+ * file run) when its memory is in many small pieces for fewer file runs
+ * (e.g. a subarray with guard cells written to a contiguous file piece):
+ * one copy instead of an fbtl entry per memory piece.  Larger accesses
+ * keep the caller's pieces. */
+#define INDIVIDUAL_BOUNCE_MAX ((uint64_t) 64 << 20)
+
+static bool individual_bounces(const plan_t *p)
+{
+    return p->mem.n > (uint32_t) p->fcount && p->max_data > 0 &&
+           p->max_data <= INDIVIDUAL_BOUNCE_MAX &&
+           p->max_data / p->mem.n < SFIO_FCOLL_SMALL_PIECE;
+}
+
 static int run_individual(plan_t *p)
 {
     ompio_file_t *fh = p->fh;
-    size_t n = 0, cap = (size_t) p->fcount + p->mem.n + 1;
+    char *bounce = individual_bounces(p) ? malloc(p->max_data) : NULL;
+    size_t n = 0, cap = (size_t) p->fcount + (NULL != bounce ? 0 : p->mem.n) + 1;
     mca_common_ompio_io_array_t *io = malloc(cap * sizeof(*io));
     if (NULL == io) {
+        free(bounce);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    /* Pair the memory and file iovecs. */
+    if (NULL != bounce) {
+        /* file runs in stream order over the packed bytes */
+        uint64_t at = 0;
+        for (int i = 0; i < p->fcount && at < p->max_data; ++i) {
+            uint64_t len = p->fiov[i].iov_len;
+            if (len > p->max_data - at) {
+                len = p->max_data - at;
+            }
+            io[n].memory_address = bounce + at;
+            io[n].offset = (IOVBASE_TYPE *) p->fiov[i].iov_base;
+            io[n].length = (size_t) len;
+            ++n;
+            at += len;
+        }
+        if (!p->rw) {
+            mstream_copy(&p->mem, 0, at, bounce, 1);
+        }
+    }
+    /* Else pair the memory and file iovecs. */
     uint32_t mi = 0;
     uint64_t min = 0;
-    for (int i = 0; i < p->fcount; ++i) {
+    for (int i = 0; NULL == bounce && i < p->fcount; ++i) {
         uint64_t off = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
         uint64_t len = p->fiov[i].iov_len;
         while (len > 0 && mi < p->mem.n) {
@@ -1217,10 +1251,15 @@ static int run_individual(plan_t *p)
             rc = p->lrc;
         } else {
             p->got = (uint64_t) got;    /* reads: short at the end of file */
+            if (p->rw && NULL != bounce) {
+                mstream_copy(&p->mem, 0, p->got < p->max_data ? p->got : p->max_data,
+                             bounce, 0);
+            }
         }
     }
     p->individual_ran = true;
     free(io);
+    free(bounce);
     return rc;
 }
 
