@@ -186,11 +186,13 @@ ld.exec_module(m)
 err = '\n'.join([
     '[fcoll:adaptive] fcoll:adaptive: write_all two_phase: np=4 bytes=8388608 c=1 gap=0 dup=4096 aggregators=4 cycles=8 cycle_bytes=1048576 async',
     '[fcoll:adaptive] fcoll:adaptive: write_all two_phase: np=4 bytes=2048 c=1 gap=0 aggregators=1 cycles=1 cycle_bytes=1',
-    '[fcoll:adaptive] fcoll:adaptive: read_all individual: np=4 bytes=8388608 c=1 gap=0 aggregators=3 cycles=0 cycle_bytes=0'])
+    '[fcoll:adaptive] fcoll:adaptive: read_all individual: np=4 bytes=8388608 c=1 gap=0 aggregators=3 cycles=0 cycle_bytes=0',
+    '[fcoll:adaptive] fcoll:adaptive: read_all individual (apart): np=4 bytes=4096 c=1024 gap=0 dup=0 interleaved=0 min_run=1024 links=1 aggregators=0 cycles=0 cycle_bytes=0'])
 c = m.parse_adaptive_verbose(err)
 assert m.chosen_aggregators(c['write'])[:2] == (4, 'two_phase'), c
 assert m.chosen_aggregators(c['write'])[2].startswith('mixed'), c
 assert m.chosen_aggregators(c['read'])[:2] == (0, 'individual'), c
+assert len(c['read']) == 2, c
 assert m.chosen_aggregators(None) == (None, '', '')
 assert m.forced_algorithm({'write': 'dynamic', 'read': 'two_phase'}) == 'auto'
 assert m.forced_algorithm({'write': 'dynamic', 'read': 'individual'}) == 'dynamic'

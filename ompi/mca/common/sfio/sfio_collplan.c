@@ -9,18 +9,76 @@
 
 const mca_common_sfio_coll_alg_info_t mca_common_sfio_coll_algs[] = {
     { MCA_COMMON_SFIO_COLL_AUTO, "auto",
-      "seed 003's decision over c, k, ss and the gap between processes" },
+      "decided per call (sfio_colldecide): independent where the ranks' extents do not "
+      "interleave, else the decision table over c, k, ss and the gap between processes",
+      NULL, 0 },
     { MCA_COMMON_SFIO_COLL_INDIVIDUAL, "individual",
-      "each rank writes/reads its own data (large chunks)" },
+      "each rank writes/reads its own data (large chunks, or ranks apart)", NULL, 0 },
     { MCA_COMMON_SFIO_COLL_TWO_PHASE, "two_phase",
-      "aggregators own contiguous file domains; every rank sends each its share" },
+      "aggregators own contiguous file domains; every rank sends each its share",
+      mca_common_sfio_coll_assign_two_phase,
+      MCA_COMMON_SFIO_COLL_F_AGGREGATE | MCA_COMMON_SFIO_COLL_F_DOMAINS |
+      MCA_COMMON_SFIO_COLL_F_SERIAL },
     { MCA_COMMON_SFIO_COLL_DYNAMIC, "dynamic",
       "dynamic segmentation: each group's aggregator writes its group's data in "
-      "offset order, cycle by cycle" },
+      "offset order, cycle by cycle",
+      mca_common_sfio_coll_assign_dynamic,
+      MCA_COMMON_SFIO_COLL_F_AGGREGATE | MCA_COMMON_SFIO_COLL_F_GROUPS |
+      MCA_COMMON_SFIO_COLL_F_CUTS },
     { MCA_COMMON_SFIO_COLL_STATIC, "static",
       "static segmentation: each group member gives its aggregator a fixed share of its "
-      "data per cycle (views with gaps)" },
+      "data per cycle (views with gaps)",
+      mca_common_sfio_coll_assign_static,
+      MCA_COMMON_SFIO_COLL_F_AGGREGATE | MCA_COMMON_SFIO_COLL_F_GROUPS },
 };
+
+void mca_common_sfio_coll_assign_two_phase(mca_common_sfio_coll_assign_t *st, uint64_t off,
+                                           uint64_t len, uint64_t spos, int *aggr_p,
+                                           int *cyc_p, uint64_t *take_p)
+{
+    (void) spos;
+    int a = mca_common_sfio_coll_domain_of(st->bounds, st->naggr, off);
+    uint64_t dlo = st->bounds[a];
+    int c = (int) ((off - dlo) / st->cycle_bytes);
+    uint64_t end = dlo + (uint64_t) (c + 1) * st->cycle_bytes;
+    if (end > st->bounds[a + 1]) {
+        end = st->bounds[a + 1];
+    }
+    end -= off;     /* bytes left in this (a, c) */
+    *aggr_p = a;
+    *cyc_p = c;
+    *take_p = 0 == end || end > len ? len : end;
+}
+
+void mca_common_sfio_coll_assign_dynamic(mca_common_sfio_coll_assign_t *st, uint64_t off,
+                                         uint64_t len, uint64_t spos, int *aggr_p, int *cyc_p,
+                                         uint64_t *take_p)
+{
+    (void) spos;
+    int c = mca_common_sfio_coll_cycle_of(st->cuts, st->ncyc, off);
+    uint64_t end = st->cuts[c + 1] - off;
+    *aggr_p = st->group;
+    *cyc_p = c;
+    *take_p = 0 == end || end > len ? len : end;
+}
+
+void mca_common_sfio_coll_assign_static(mca_common_sfio_coll_assign_t *st, uint64_t off,
+                                        uint64_t len, uint64_t spos, int *aggr_p, int *cyc_p,
+                                        uint64_t *take_p)
+{
+    (void) off;
+    uint64_t gcyc = st->gcyc ? st->gcyc : 1, mine = st->mine;
+    while ((uint64_t) st->c_static + 1 < gcyc &&
+           (unsigned __int128) spos * gcyc >= (unsigned __int128) (st->c_static + 1) * mine) {
+        st->c_static++;
+    }
+    int c = st->c_static;
+    uint64_t next = (uint64_t) (((unsigned __int128) (c + 1) * mine + gcyc - 1) / gcyc);
+    uint64_t end = (uint64_t) c + 1 >= gcyc ? len : (next > spos ? next - spos : 1);
+    *aggr_p = st->group;
+    *cyc_p = c;
+    *take_p = 0 == end || end > len ? len : end;
+}
 
 int mca_common_sfio_coll_alg_lookup(const char *name)
 {

@@ -36,10 +36,67 @@ typedef enum {
     MCA_COMMON_SFIO_COLL_NALGS
 } mca_common_sfio_coll_alg_t;
 
+/* Where an algorithm sends a rank's file pieces.  One call covers
+ * [off, off + len) of the rank's access (spos: its position in the rank's
+ * byte stream): *aggr_p gets the aggregator index, *cyc_p the cycle and
+ * *take_p how many of the len bytes go there (1 <= *take_p <= len).  The
+ * state is what the plan fixed for this rank (which fields an algorithm
+ * reads is said at its function); calls come in stream order. */
+typedef struct {
+    const uint64_t *bounds; /* two_phase: naggr + 1 domain bounds */
+    int naggr;
+    uint64_t cycle_bytes;   /* two_phase: a domain's cycle length */
+    const uint64_t *cuts;   /* dynamic: ncyc + 1 cuts of the rank's group */
+    int ncyc;
+    int group;              /* dynamic, static: the rank's group (= aggregator) */
+    uint64_t gcyc;          /* static: cycles of the rank's group */
+    uint64_t mine;          /* static: the rank's bytes */
+    int c_static;           /* static: current cycle (starts at 0) */
+} mca_common_sfio_coll_assign_t;
+
+typedef void (*mca_common_sfio_coll_assign_fn_t)(mca_common_sfio_coll_assign_t *st,
+                                                 uint64_t off, uint64_t len, uint64_t spos,
+                                                 int *aggr_p, int *cyc_p, uint64_t *take_p);
+
+/* Aggregator cycle c of a domain covers [bounds[a] + c * cycle_bytes, ...)
+ * (reads bounds, naggr, cycle_bytes). */
+void mca_common_sfio_coll_assign_two_phase(mca_common_sfio_coll_assign_t *st, uint64_t off,
+                                           uint64_t len, uint64_t spos, int *aggr_p,
+                                           int *cyc_p, uint64_t *take_p);
+/* The group's aggregator; the cycle from the group's cuts (reads group,
+ * cuts, ncyc). */
+void mca_common_sfio_coll_assign_dynamic(mca_common_sfio_coll_assign_t *st, uint64_t off,
+                                         uint64_t len, uint64_t spos, int *aggr_p, int *cyc_p,
+                                         uint64_t *take_p);
+/* The group's aggregator; cycle c holds the stream bytes
+ * [c * mine / gcyc, (c + 1) * mine / gcyc) (reads group, gcyc, mine;
+ * updates c_static). */
+void mca_common_sfio_coll_assign_static(mca_common_sfio_coll_assign_t *st, uint64_t off,
+                                        uint64_t len, uint64_t spos, int *aggr_p, int *cyc_p,
+                                        uint64_t *take_p);
+
+/* What an algorithm needs from the plan and the engine. */
+enum {
+    MCA_COMMON_SFIO_COLL_F_AGGREGATE = 1 << 0,  /* data goes through aggregators */
+    MCA_COMMON_SFIO_COLL_F_DOMAINS = 1 << 1,    /* aggregators own contiguous file
+                                                   domains, placed over all ranks */
+    MCA_COMMON_SFIO_COLL_F_GROUPS = 1 << 2,     /* a group's aggregator is one of
+                                                   its members */
+    MCA_COMMON_SFIO_COLL_F_CUTS = 1 << 3,       /* the aggregator cuts its group's
+                                                   runs into cycles (one exchange
+                                                   before the counts) */
+    MCA_COMMON_SFIO_COLL_F_SERIAL = 1 << 4      /* a write equals one serial order
+                                                   of the ranks (atomic mode) */
+};
+
+/* One row per algorithm: the MCA enum, the help text and the dispatch all
+ * come from here (coll/base's manner: the algorithm is its row). */
 typedef struct {
     int id;
     const char *name;
-    const char *doc;    /* one line: what it does, where it is good */
+    const char *help;   /* one line: what it does, where it is good */
+    mca_common_sfio_coll_assign_fn_t assign;    /* NULL: no aggregators */
+    unsigned flags;     /* MCA_COMMON_SFIO_COLL_F_* */
 } mca_common_sfio_coll_alg_info_t;
 
 /* Indexed by id, MCA_COMMON_SFIO_COLL_NALGS entries. */

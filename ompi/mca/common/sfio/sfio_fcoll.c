@@ -71,7 +71,7 @@ int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int 
         if (used < sizeof(help)) {
             used += (size_t) snprintf(help + used, sizeof(help) - used, " %s: %s;",
                                       mca_common_sfio_coll_algs[i].name,
-                                      mca_common_sfio_coll_algs[i].doc);
+                                      mca_common_sfio_coll_algs[i].help);
         }
     }
     values[MCA_COMMON_SFIO_COLL_NALGS].string = NULL;
@@ -247,6 +247,7 @@ typedef struct {
     size_t max_data;
     mca_common_sfio_coll_rank_t *ranks;
     mca_common_sfio_coll_summary_t sum;
+    mca_common_sfio_coll_choice_t choice;
     int alg, naggr, ncyc, my_aggr;  /* my_aggr: my aggregator index or -1 */
     int *aggr_rank;                 /* naggr */
     const mca_common_sfio_place_topo_t *topo;  /* NULL: nodes unknown */
@@ -439,50 +440,27 @@ static bool cuts_step(plan_t *p, int *rc)
     return reqs_done(p->preq, &p->npreq, rc);
 }
 
-/* Splits this rank's file iovec into pieces keyed (aggregator, cycle). */
+/* Splits this rank's file iovec into pieces keyed (aggregator, cycle) by
+ * the algorithm's assign function (sfio_collplan). */
 static int assign_pieces(plan_t *p)
 {
     uint64_t spos = 0;
     int g = p->groups.group_of[p->rank];
-    uint64_t mine = p->ranks[p->rank].bytes;
-    uint64_t gcyc = 1;
-    if (MCA_COMMON_SFIO_COLL_STATIC == p->alg) {
-        gcyc = cycles_for(group_bytes(p, g), p->cycle_bytes);
-    }
-    int c_static = 0;
+    mca_common_sfio_coll_assign_fn_t assign = mca_common_sfio_coll_algs[p->alg].assign;
+    mca_common_sfio_coll_assign_t st = {
+        .bounds = p->bounds, .naggr = p->naggr, .cycle_bytes = p->cycle_bytes,
+        .cuts = p->cuts, .ncyc = p->ncyc, .group = g,
+        .gcyc = cycles_for(group_bytes(p, g), p->cycle_bytes),
+        .mine = p->ranks[p->rank].bytes, .c_static = 0,
+    };
     for (int i = 0; i < p->fcount; ++i) {
         uint64_t off = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
         uint64_t len = p->fiov[i].iov_len;
         while (len > 0) {
             int a, c;
-            uint64_t end;
-            if (MCA_COMMON_SFIO_COLL_TWO_PHASE == p->alg) {
-                a = mca_common_sfio_coll_domain_of(p->bounds, p->naggr, off);
-                uint64_t dlo = p->bounds[a];
-                c = (int) ((off - dlo) / p->cycle_bytes);
-                end = dlo + (uint64_t) (c + 1) * p->cycle_bytes;
-                if (end > p->bounds[a + 1]) {
-                    end = p->bounds[a + 1];
-                }
-                end -= off;     /* bytes left in this (a, c) */
-            } else if (MCA_COMMON_SFIO_COLL_DYNAMIC == p->alg) {
-                a = g;
-                c = mca_common_sfio_coll_cycle_of(p->cuts, p->ncyc, off);
-                end = p->cuts[c + 1] - off;
-            } else {
-                a = g;
-                /* cycle c holds stream bytes [c * mine / gcyc, (c + 1) * mine / gcyc) */
-                while ((uint64_t) c_static + 1 < gcyc &&
-                       (unsigned __int128) spos * gcyc >=
-                       (unsigned __int128) (c_static + 1) * mine) {
-                    c_static++;
-                }
-                c = c_static;
-                uint64_t next = (uint64_t) (((unsigned __int128) (c + 1) * mine + gcyc - 1) / gcyc);
-                end = (uint64_t) c + 1 >= gcyc ? len : (next > spos ? next - spos : 1);
-            }
-            uint64_t take = end < len ? end : len;
-            if (0 == take) {
+            uint64_t take;
+            assign(&st, off, len, spos, &a, &c, &take);
+            if (0 == take || take > len) {
                 take = len;     /* defensive: never loop forever */
             }
             if (0 != add_piece(p, a, c, off, take, spos)) {
@@ -1196,18 +1174,52 @@ static void scatter_cycle(plan_t *p, slot_t *s, int c)
 /* ------------------------------------------------------------------ */
 /* individual                                                          */
 
+/* A rank's whole access goes through one bounce buffer (one I/O entry per
+ * file run) when its memory is in many small pieces for fewer file runs
+ * (e.g. a subarray with guard cells written to a contiguous file piece):
+ * one copy instead of an fbtl entry per memory piece.  Larger accesses
+ * keep the caller's pieces. */
+#define INDIVIDUAL_BOUNCE_MAX ((uint64_t) 64 << 20)
+
+static bool individual_bounces(const plan_t *p)
+{
+    return p->mem.n > (uint32_t) p->fcount && p->max_data > 0 &&
+           p->max_data <= INDIVIDUAL_BOUNCE_MAX &&
+           p->max_data / p->mem.n < SFIO_FCOLL_SMALL_PIECE;
+}
+
 static int run_individual(plan_t *p)
 {
     ompio_file_t *fh = p->fh;
-    size_t n = 0, cap = (size_t) p->fcount + p->mem.n + 1;
+    char *bounce = individual_bounces(p) ? malloc(p->max_data) : NULL;
+    size_t n = 0, cap = (size_t) p->fcount + (NULL != bounce ? 0 : p->mem.n) + 1;
     mca_common_ompio_io_array_t *io = malloc(cap * sizeof(*io));
     if (NULL == io) {
+        free(bounce);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    /* Pair the memory and file iovecs. */
+    if (NULL != bounce) {
+        /* file runs in stream order over the packed bytes */
+        uint64_t at = 0;
+        for (int i = 0; i < p->fcount && at < p->max_data; ++i) {
+            uint64_t len = p->fiov[i].iov_len;
+            if (len > p->max_data - at) {
+                len = p->max_data - at;
+            }
+            io[n].memory_address = bounce + at;
+            io[n].offset = (IOVBASE_TYPE *) p->fiov[i].iov_base;
+            io[n].length = (size_t) len;
+            ++n;
+            at += len;
+        }
+        if (!p->rw) {
+            mstream_copy(&p->mem, 0, at, bounce, 1);
+        }
+    }
+    /* Else pair the memory and file iovecs. */
     uint32_t mi = 0;
     uint64_t min = 0;
-    for (int i = 0; i < p->fcount; ++i) {
+    for (int i = 0; NULL == bounce && i < p->fcount; ++i) {
         uint64_t off = (uint64_t) (uintptr_t) p->fiov[i].iov_base;
         uint64_t len = p->fiov[i].iov_len;
         while (len > 0 && mi < p->mem.n) {
@@ -1239,10 +1251,15 @@ static int run_individual(plan_t *p)
             rc = p->lrc;
         } else {
             p->got = (uint64_t) got;    /* reads: short at the end of file */
+            if (p->rw && NULL != bounce) {
+                mstream_copy(&p->mem, 0, p->got < p->max_data ? p->got : p->max_data,
+                             bounce, 0);
+            }
         }
     }
     p->individual_ran = true;
     free(io);
+    free(bounce);
     return rc;
 }
 
@@ -1310,6 +1327,21 @@ static void queued_cycle_size(plan_t *p, uint64_t load)
     }
 }
 
+/* romio_cb_write / romio_cb_read: 1 enable, 0 disable, -1 automatic or absent. */
+static int info_cb(ompio_file_t *fh, const char *key)
+{
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    if (NULL == fh->f_info ||
+        OPAL_SUCCESS != mca_common_sfio_info_get(fh->f_info, key, val, sizeof(val), &flag) ||
+        !flag) {
+        return -1;
+    }
+    return 0 == strcasecmp(val, "enable") ? 1 : 0 == strcasecmp(val, "disable") ? 0 : -1;
+}
+
+/* Gathers the facts of the choice (parameters, hints, statfs, topology)
+ * and lets sfio_colldecide choose; then the plan's numbers. */
 static int make_plan(plan_t *p)
 {
     const mca_common_sfio_fcoll_options_t *opt = p->opt;
@@ -1320,31 +1352,50 @@ static int make_plan(plan_t *p)
     uint64_t ss = opt->stripe_size ? opt->stripe_size
                 : (fh->f_stripe_size > 0 ? (uint64_t) fh->f_stripe_size : 65536);
     uint64_t k = opt->k ? opt->k : 1;
+    bool local = fs_is_local(fh, opt);
 
-    int alg = opt->algorithm;
-    if (MCA_COMMON_SFIO_COLL_AUTO == alg) {
-        mca_common_sfio_coll_inputs_t in = { p->sum.c, k, ss, p->sum.gap,
-                                             !fs_is_local(fh, opt) &&
-                                             mca_common_sfio_coll_dup_heavy(&p->sum) };
-        alg = mca_common_sfio_coll_decide(&in, mca_common_sfio_coll_default_rules,
-                                          mca_common_sfio_coll_default_nrules,
-                                          MCA_COMMON_SFIO_COLL_TWO_PHASE);
-        if (p->rw && mca_common_sfio_coll_reads_alone(p->ranks, P, read_extent_ratio(fh, opt))) {
-            alg = MCA_COMMON_SFIO_COLL_INDIVIDUAL;
-        }
+    /* An aggregator's buffer: a forced cycle size, else half of
+     * cb_buffer_size (two cycles in flight). */
+    uint64_t buffer = opt->cycle_bytes;
+    if (0 == buffer) {
+        buffer = fh->f_bytes_per_agg > 0 ? (uint64_t) fh->f_bytes_per_agg / 2 : (16u << 20);
     }
-    /* Atomic mode without the suite's fcoll proxy: only disjoint domains
-     * with the rank-order rule give one serial order for every fbtl. */
-    if (fh->f_atomicity && !p->rw) {
-        alg = MCA_COMMON_SFIO_COLL_TWO_PHASE;
+    int forced = info_int(fh, "cb_nodes");
+    mca_common_sfio_coll_facts_t facts = {
+        .algorithm = opt->algorithm,
+        .num_aggregators = forced > 0 ? forced : opt->num_aggregators,
+        .cb_hint = info_cb(fh, p->rw ? "romio_cb_read" : "romio_cb_write"),
+        .read = 0 != p->rw,
+        /* Atomic mode without the suite's fcoll proxy: only disjoint
+         * domains with the rank-order rule give one serial order for
+         * every fbtl. */
+        .atomic = 0 != fh->f_atomicity,
+        .local = local,
+        .k = k,
+        .ss = ss,
+        .min_run = opt->individual_min_run,
+        .read_extent_ratio = read_extent_ratio(fh, opt),
+        .cart_rows = 0,
+        .max_aggregators = opt->max_aggregators,
+        .node = NULL != p->topo ? p->topo->node : NULL,
+        .links_per_node = opt->links_per_node,
+        .cpu_cap = 0,
+        .buffer = buffer,
+    };
+    uint64_t *scratch = malloc(((size_t) P * 2 + 1) * sizeof(uint64_t));
+    if (NULL == scratch) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    mca_common_sfio_coll_choose(&facts, p->ranks, P, scratch, &p->choice);
+    free(scratch);
+    int alg = p->choice.alg;
     p->alg = alg;
     /* A queued write waits on the storage, not on this process: on a
      * network file system the next cycle's exchange fits in that wait.
      * On local storage the write is a copy by this process's core, so
      * nothing is gained there by default. */
-    p->async = 1 == opt->async_io || (opt->async_io < 0 && !fs_is_local(fh, opt));
-    if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == alg) {
+    p->async = 1 == opt->async_io || (opt->async_io < 0 && !local);
+    if (!(mca_common_sfio_coll_algs[alg].flags & MCA_COMMON_SFIO_COLL_F_AGGREGATE)) {
         p->naggr = 0;
         p->ncyc = 0;
         return OMPI_SUCCESS;
@@ -1353,18 +1404,11 @@ static int make_plan(plan_t *p)
     if (0 != mca_common_sfio_coll_groups_init(&p->groups, P)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    /* An aggregator's buffer: a forced cycle size, else half of
-     * cb_buffer_size (two cycles in flight). */
-    uint64_t buffer = opt->cycle_bytes;
-    if (0 == buffer) {
-        buffer = fh->f_bytes_per_agg > 0 ? (uint64_t) fh->f_bytes_per_agg / 2 : (16u << 20);
-    }
     uint64_t cb = buffer;
     /* Automatic write cycles are small: each cycle's data then stays in
-     * the caches from the sender's copy to the file write (block3d write,
-     * page cache: about 3000 MB/s with 1 MiB cycles, 900 with 16 MiB), and
-     * with queued writes all but the first exchange hide behind the
-     * storage's time for the previous cycle. */
+     * the caches from the sender's copy to the file write, and with
+     * queued writes all but the first exchange hide behind the storage's
+     * time for the previous cycle (docs/fcoll-adaptive.md). */
     if (0 == opt->cycle_bytes && !p->rw && opt->write_cycle_bytes > 0 &&
         cb > opt->write_cycle_bytes) {
         cb = opt->write_cycle_bytes;
@@ -1388,31 +1432,16 @@ static int make_plan(plan_t *p)
         cb = MIN_AUTO_CYCLE;
     }
     p->cycle_bytes = cb < 1 ? 1 : cb;
-    int forced = info_int(fh, "cb_nodes");
-    if (forced <= 0) {
-        forced = opt->num_aggregators;
-    }
-    if (forced > 0) {
-        mca_common_sfio_coll_groups_even(forced, &p->groups);
-    } else {
-        mca_common_sfio_coll_groups_initial(p->ranks, cart_rows(p->comm), &p->groups);
-        mca_common_sfio_coll_groups_refine(p->ranks, k, &p->groups);
-        mca_common_sfio_coll_groups_cap(opt->max_aggregators, &p->groups);
+    if (facts.num_aggregators <= 0) {
+        facts.cart_rows = cart_rows(p->comm);
         /* Local storage: no more aggregators than the cores can keep
-         * busy, once the copies dominate, i.e. each capped aggregator has
-         * at least a cycle buffer of data; below that the call is bound by
-         * its message steps, which finish sooner the more ranks share the
-         * pieces (8 ranks on 2 cores: 3x3 tiles of 1 MiB per rank went
-         * 727 MB/s with 9 aggregators, 410 with 2).  Same answer on every
-         * rank: one file system, one topology, one summary. */
-        if (opt->local_aggregators_per_cpu > 0 && NULL != p->topo &&
-            fs_is_local(fh, opt)) {
-            int cap = mca_common_sfio_place_cpu_cap(p->topo, opt->local_aggregators_per_cpu);
-            if (p->sum.bytes >= (uint64_t) cap * buffer) {
-                mca_common_sfio_coll_groups_cap(cap, &p->groups);
-            }
+         * busy once the copies dominate (see docs/fcoll-adaptive.md). */
+        if (opt->local_aggregators_per_cpu > 0 && NULL != p->topo && local) {
+            facts.cpu_cap = mca_common_sfio_place_cpu_cap(p->topo,
+                                                          opt->local_aggregators_per_cpu);
         }
     }
+    mca_common_sfio_coll_choose_groups(&facts, p->ranks, P, &p->choice, &p->groups);
     p->naggr = p->groups.ngroups;
     p->aggr_rank = malloc((size_t) p->naggr * sizeof(int));
     if (NULL == p->aggr_rank) {
@@ -1421,7 +1450,7 @@ static int make_plan(plan_t *p)
 
     uint64_t ncyc = 0;
     bool spread = NULL != p->topo && MCA_COMMON_SFIO_PLACE_SPREAD == opt->placement;
-    if (MCA_COMMON_SFIO_COLL_TWO_PHASE == alg) {
+    if (mca_common_sfio_coll_algs[alg].flags & MCA_COMMON_SFIO_COLL_F_DOMAINS) {
         if (!spread) {
             mca_common_sfio_coll_spread(P, p->naggr, p->aggr_rank);
         } else if (mca_common_sfio_place_spread(p->topo, p->naggr, p->aggr_rank) < 0) {
@@ -1715,12 +1744,16 @@ static void op_after_summary(op_t *op)
     mca_common_sfio_fcoll_last.gap = p->sum.gap;
     if (0 == p->rank) {
         opal_output_verbose(1, p->opt->output,
-                            "fcoll:adaptive: %s %s: np=%d bytes=%llu c=%llu gap=%d dup=%llu "
+                            "fcoll:adaptive: %s %s (%s): np=%d bytes=%llu c=%llu gap=%d dup=%llu "
+                            "interleaved=%d min_run=%llu links=%d "
                             "aggregators=%d cycles=%d cycle_bytes=%llu%s",
                             p->rw ? "read_all" : "write_all",
-                            mca_common_sfio_coll_algs[p->alg].name, p->P,
+                            mca_common_sfio_coll_algs[p->alg].name,
+                            mca_common_sfio_coll_why_names[p->choice.why], p->P,
                             (unsigned long long) p->sum.bytes, (unsigned long long) p->sum.c,
-                            (int) p->sum.gap, (unsigned long long) p->sum.dup, p->naggr,
+                            (int) p->sum.gap, (unsigned long long) p->sum.dup,
+                            (int) p->choice.interleaved,
+                            (unsigned long long) p->choice.min_run, p->choice.links, p->naggr,
                             p->ncyc, (unsigned long long) p->cycle_bytes,
                             p->async && p->ncyc > 1 ? " async" : "");
         if (OMPI_SUCCESS == op->rc && p->naggr > 0) {
@@ -1731,14 +1764,14 @@ static void op_after_summary(op_t *op)
         op->state = OP_DONE;    /* the plan is identical everywhere: so is the failure */
         return;
     }
-    if (MCA_COMMON_SFIO_COLL_INDIVIDUAL == p->alg) {
+    if (!(mca_common_sfio_coll_algs[p->alg].flags & MCA_COMMON_SFIO_COLL_F_AGGREGATE)) {
         /* Each rank's own access, in this one step: its errors are its own
          * (as with stock fcoll/individual), so no closing agreement. */
         op->rc = run_individual(p);
         op->state = OP_DONE;
         return;
     }
-    if (MCA_COMMON_SFIO_COLL_DYNAMIC == p->alg) {
+    if (mca_common_sfio_coll_algs[p->alg].flags & MCA_COMMON_SFIO_COLL_F_CUTS) {
         p->lrc = cuts_post(p);
         op->state = OP_CUTS;
         return;

@@ -23,6 +23,7 @@
 #include "ompi/mca/common/ompio/common_ompio.h"
 
 #include "sfio_collplan.h"
+#include "sfio_colldecide.h"
 
 BEGIN_C_DECLS
 
@@ -63,6 +64,9 @@ typedef struct mca_common_sfio_fcoll_options_t {
     int async_min_cycles;   /* queued I/O, automatic cycles: the busiest aggregator
                                gets at least this many cycles (<= 1: off) */
     uint64_t async_min_cycle_bytes; /* ... of at least this many bytes */
+    uint64_t individual_min_run; /* ranks apart go individual when every rank's
+                               runs average at least this (0: never) */
+    int links_per_node;     /* storage links per node (0: one per rank) */
     int placement;          /* mca_common_sfio_place_policy_t */
     const char *emulate_nodes;  /* NULL/"": real nodes; "block:N", "cyclic:N" */
     int output;             /* verbose stream */

@@ -30,6 +30,8 @@ static size_t adaptive_write_cycle_bytes = 1 << 20;
 static size_t adaptive_read_cycle_bytes = 1 << 20;
 static int adaptive_async_min_cycles = 8;
 static size_t adaptive_async_min_cycle_bytes = 64 * 1024;
+static size_t adaptive_individual_min_run = 4096;
+static int adaptive_links_per_node = 1;
 static char **adaptive_emulate_nodes = NULL;    /* heap cell: outlives the DSO */
 
 static void options_from_params(void)
@@ -50,6 +52,8 @@ static void options_from_params(void)
         .read_cycle_bytes = adaptive_read_cycle_bytes,
         .async_min_cycles = adaptive_async_min_cycles,
         .async_min_cycle_bytes = adaptive_async_min_cycle_bytes,
+        .individual_min_run = adaptive_individual_min_run,
+        .links_per_node = adaptive_links_per_node,
         .placement = adaptive_placement,
         .emulate_nodes = NULL != adaptive_emulate_nodes ? *adaptive_emulate_nodes : NULL,
         .output = mca_fcoll_adaptive_output,
@@ -176,6 +180,24 @@ static int adaptive_register(void)
         "aggregator one more storage call)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_async_min_cycle_bytes);
+    adaptive_individual_min_run = 4096;
+    (void) mca_base_component_var_register(c, "individual_min_run",
+        "Automatic choice: when no rank's file extent in the call interleaves with or "
+        "overlaps another rank's, and every rank's contiguous runs average at least this many "
+        "bytes, each rank accesses its own data independently (individual), as ROMIO's "
+        "romio_cb_write/romio_cb_read automatic does, but from the call's real extents.  "
+        "0: never.  The romio_cb_write/romio_cb_read hints (enable, disable) win over it",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_individual_min_run);
+    adaptive_links_per_node = 1;
+    (void) mca_base_component_var_register(c, "links_per_node",
+        "Links to the storage each node has, for the automatic aggregator count on network "
+        "storage: at least this many aggregators per node holding data (1, default: one "
+        "client link per node, e.g. NFS); 0: every rank has its own link (one aggregator per "
+        "rank holding data).  Capped by fcoll_adaptive_max_aggregators; forced counts "
+        "(num_aggregators, cb_nodes) win",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &adaptive_links_per_node);
     if (OPAL_SUCCESS != mca_common_sfio_fcoll_storage_register(c, &adaptive_storage)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
