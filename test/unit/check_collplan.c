@@ -5,24 +5,17 @@
  * Random runs are checked against byte-bitmap references and the groups'
  * invariants (_groups_verify) after every step.
  */
-#include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define SFIO_CHECK_RNG xorshift64
+#define SFIO_CHECK_SEED 88172645463325252ull
+#include "sfio_check.h"
 #include "sfio_collplan.h"
 
 typedef mca_common_sfio_coll_rank_t rank_t;
 typedef mca_common_sfio_coll_piece_t piece_t;
 typedef mca_common_sfio_coll_groups_t groups_t;
-
-static uint64_t rnd_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
 
 START_TEST(catalogue_names)
 {
@@ -715,11 +708,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(suite());
-    srunner_run_all(r, CK_NORMAL);
-    int nf = srunner_ntests_failed(r);
-    srunner_free(r);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SFIO_CHECK_MAIN(suite)

@@ -5,13 +5,13 @@
  * random views compared with a brute-force per-byte count of the ranks that
  * can access each byte.
  */
-#include <check.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_objects.h"
 
 typedef mca_common_sfio_objects_t objects_t;
@@ -23,30 +23,7 @@ typedef mca_common_sfio_rangelist_t list_t;
 #define PRIV MCA_COMMON_SFIO_OBJECTS_PRIVATE
 #define SHRD MCA_COMMON_SFIO_OBJECTS_SHARED
 
-/* Check's ck_assert_* writes to a pipe on every passing assertion; REQUIRE
- * only calls into Check on failure (used in loops). */
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
 #define VERIFY(o) REQUIRE(0 == mca_common_sfio_objects_verify(o))
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-    return rnd() % n;
-}
 
 static int class_of(const objects_t *o, uint64_t x)
 {
@@ -592,12 +569,4 @@ static Suite *objects_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(objects_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+SFIO_CHECK_MAIN(objects_suite)
