@@ -183,7 +183,7 @@ START_TEST(app_add_saturates)
 }
 END_TEST
 
-/* Seed 003's example: 4 ranks, 2x2 tiles of 4 bytes. */
+/* Gabriel's example: 4 ranks, 2x2 tiles of 4 bytes. */
 static const uint64_t seed_generic[16] = { 0, 7, 0, 0, 7, 0, 1, 0, 0, 1, 0, 7, 0, 0, 7, 0 };
 static const uint64_t seed_special[16] = { 100, 100, 0, 0, 100, 100, 0, 0,
                                            0, 0, 100, 100, 0, 0, 100, 100 };

@@ -1,5 +1,5 @@
 /*
- * Unit tests of sfio_rangelist: add/normalize (seed 002 lock lists),
+ * Unit tests of sfio_rangelist: add/normalize (list locks of Aarestad, Ching et al.),
  * intersect/subtract, and the view walker.  Edge cases, verify() after each
  * operation, and seeded random runs against a byte-bitmap reference (sets)
  * and a byte-by-byte typemap expansion (view walks).
@@ -76,7 +76,7 @@ END_TEST
 START_TEST(test_normalize_merges)
 {
     list_t l;
-    /* a datatype's pieces in typemap order, as seed 002 collects them */
+    /* a datatype's pieces in typemap order, as Aarestad, Ching et al. collect them */
     const range_t in[] = { { 100, 10 }, { 50, 10 }, { 60, 5 }, { 0, 10 }, { 105, 20 },
                            { 10, 0 }, { 200, 1 }, { 5, 2 }, { 199, 1 }, { 30, 70 } };
     const range_t want[] = { { 0, 10 }, { 30, 95 }, { 199, 2 } };

@@ -29,7 +29,7 @@ typedef struct mca_common_sfio_async_path_t {
     bool atomic;                                /* with store: atomic access */
     int lockmode;                               /* without store: 0 plain, else
                                                    an mca_common_sfio_lockmode_t */
-    const mca_common_sfio_objects_t *objects;   /* seed 004, may be NULL */
+    const mca_common_sfio_objects_t *objects;   /* Logan and Dickens' objects, or NULL */
     mca_common_sfio_pcache_t *pcache;           /* lock modes: private bytes' cache, or NULL */
 } mca_common_sfio_async_path_t;
 

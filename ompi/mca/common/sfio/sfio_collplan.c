@@ -9,7 +9,7 @@
 
 const mca_common_sfio_coll_alg_info_t mca_common_sfio_coll_algs[] = {
     { MCA_COMMON_SFIO_COLL_AUTO, "auto",
-      "seed 003's decision over c, k, ss and the gap between processes" },
+      "Gabriel's decision over c, k, ss and the gap between processes" },
     { MCA_COMMON_SFIO_COLL_INDIVIDUAL, "individual",
       "each rank writes/reads its own data (large chunks)" },
     { MCA_COMMON_SFIO_COLL_TWO_PHASE, "two_phase",
@@ -32,7 +32,7 @@ int mca_common_sfio_coll_alg_lookup(const char *name)
     return -1;
 }
 
-/* Seed 003:
+/* Gabriel's OMPIO decision:
  *   c > k and c > ss           any gap   individual
  *   c <= k and c > ss          no gap    dynamic segmentation
  *   c < k and c <= ss          no gap    two-phase

@@ -1,5 +1,5 @@
 /*
- * sfio_fcoll: the collective I/O engine of fcoll/adaptive (seed 003).
+ * sfio_fcoll: the collective I/O engine of fcoll/adaptive (Gabriel's OMPIO design).
  * One exchange engine serves every aggregating algorithm; they differ only
  * in how a rank's file pieces are assigned to (aggregator, cycle):
  *

@@ -165,7 +165,7 @@ int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
     int rc;
 
     mca_common_sfio_rangelist_init(&locks);
-    /* Bytes no other rank can reach need no lock (seed 004); only list
+    /* Bytes no other rank can reach need no lock (Logan and Dickens); only list
      * locks can tell them apart, the other modes lock every byte. */
     const mca_common_sfio_ioseg_t *locked = segs;
     size_t nlocked = nsegs;

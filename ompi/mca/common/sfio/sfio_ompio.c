@@ -850,7 +850,8 @@ const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
     { MCA_COMMON_SFIO_ATOMIC_VERSIONED, "versioned",
       "shadow writes and ordered versions, lock-free (needs fs/versioned)" },
     { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, "listlock",
-      "lock exactly the shared bytes of each access, ascending (seed 002)" },
+      "lock exactly the shared bytes of each access, ascending (list locks, Aarestad, "
+      "Ching et al.)" },
     { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, "rangelock",
       "one lock from the first to the last byte of each access (ROMIO's way)" },
     { MCA_COMMON_SFIO_ATOMIC_FILELOCK, "filelock", "lock the whole file for each access" },
@@ -1268,7 +1269,7 @@ void mca_common_sfio_ompio_untrack(ompio_file_t *fh)
 /* The collective point after every set_view (see sfio_ompio.h)        */
 /* ------------------------------------------------------------------ */
 
-/* Seed 004: gathers every rank's view and derives which bytes only one
+/* Logan and Dickens' objects: gathers every rank's view and derives which bytes only one
  * rank can access.  Every rank calls it with the same agreed `ok` (else
  * nobody gathers).  On failure the objects stay invalid: all shared. */
 static int compute_objects(ompio_file_t *fh, mca_common_sfio_objects_t *objects,
@@ -1344,7 +1345,7 @@ typedef struct sfio_hooks_t {
     mca_fcoll_base_module_t fcoll_proxy;
     mca_fs_base_module_t *fs_real;             /* when fbtl/versioned wrapped a stock fs */
     mca_fs_base_module_t fs_proxy;
-    mca_common_sfio_objects_t objects;         /* seed 004 objects over a stock fs */
+    mca_common_sfio_objects_t objects;         /* objects (Logan and Dickens) over a stock fs */
     mca_common_sfio_pcache_t pcache;           /* private bytes' cache over a stock fs */
     uint64_t set_views;                        /* collective points seen (stock fs) */
     int unreported_err;                        /* as mca_common_sfio_file_t's (stock fs) */
@@ -1530,7 +1531,7 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
     wrap_fcoll(fh, h);
     mca_common_sfio_file_t *f = h->file;
     mca_common_sfio_vstore_t *store = NULL != f ? f->store : NULL;
-    /* seed 004 objects: of fs/versioned's file state, or of these hooks
+    /* objects (Logan and Dickens): of fs/versioned's file state, or of these hooks
      * over a stock fs (where fbtl/versioned's list locks use them) */
     bool want_objects = NULL != f ? f->private_objects : true;
     mca_common_sfio_objects_t *objects = NULL != f ? &f->objects : &h->objects;

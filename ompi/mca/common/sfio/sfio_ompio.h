@@ -29,7 +29,7 @@ typedef struct mca_common_sfio_file_t {
     mca_common_sfio_vstore_t *store;   /* NULL: no versioned store */
     int store_errno;                   /* why not, when NULL */
     bool warned_no_atomic;
-    /* Seed 004: which bytes of the current views are private, computed at
+    /* Logan and Dickens' objects: which bytes of the current views are private, computed at
      * every set_view (invalid: everything is shared). */
     mca_common_sfio_objects_t objects;
     bool private_objects;
@@ -37,7 +37,7 @@ typedef struct mca_common_sfio_file_t {
     uint64_t set_views;                /* collective points seen */
     uint64_t versions_at_fold;         /* this rank's version count at the last fold */
     /* List-locking atomic mode: this rank's private bytes not yet written,
-     * written by the group at its next collective point (seed 004). */
+     * written by the group at its next collective point (Logan and Dickens). */
     mca_common_sfio_pcache_t pcache;
     /* The first error (MPI code) of a blocking fbtl write since the last
      * sync.  Stock io/ompio drops a negative fbtl result of an independent
@@ -61,7 +61,7 @@ int mca_common_sfio_request_wait_free(ompi_request_t **req, ompi_status_public_t
  * f_sharedfp->sharedfp_seek collectively at its end, right after selecting
  * the fcoll.  The suite puts a copy of the selected sharedfp module with
  * its own seek in front of it and runs its collective point there (fold,
- * seed 004 objects), and a copy of the fcoll module whose collective calls
+ * objects (Logan and Dickens)), and a copy of the fcoll module whose collective calls
  * in atomic mode become one atomic access per rank (so the group's result
  * is one serial order).  fs/versioned installs them at its open; over a
  * stock fs, fbtl/versioned puts a copy of the fs module in front whose
@@ -74,7 +74,7 @@ int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh);
 void mca_common_sfio_hooks_release(ompio_file_t *fh);
 
 /* Collective (every rank of fh's group, at set_view, sync, set_size and
- * close): writes the group's cached private bytes, seed 004's flush.  In
+ * close): writes the group's cached private bytes, Logan and Dickens' flush.  In
  * atomic mode the span of all cached bytes is cut into one contiguous
  * domain per rank, each rank sends every domain its bytes in one
  * alltoallv, and each writes its domain in file order (neighbouring
@@ -87,14 +87,14 @@ int mca_common_sfio_pcache_flush(ompio_file_t *fh, mca_common_sfio_pcache_t *pc)
 /* The file state of fh when fs/versioned serves it, else NULL. */
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);
 
-/* The seed 004 objects in force for f's writes, or NULL (all shared). */
+/* The objects (Logan and Dickens) in force for f's writes, or NULL (all shared). */
 const mca_common_sfio_objects_t *mca_common_sfio_file_objects(mca_common_sfio_file_t *f);
 
 /* Options of fs open. */
 typedef struct mca_common_sfio_fs_options_t {
     bool versioned_store;        /* create the store for writable files */
     const char *store_dir;       /* NULL/"": beside the file; else node-local dir */
-    bool private_objects;        /* seed 004: write private bytes in place */
+    bool private_objects;        /* Logan and Dickens: private bytes in place */
     bool journal_private;        /* ... after journaling them (crash-safe) */
     size_t objects_max_ranges;   /* bound of the view intersection */
     mca_common_sfio_fold_policy_t fold;   /* write-back windows, deferral */

@@ -1533,7 +1533,7 @@ static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range
 }
 
 /* Makes one version of an atomic write: shared segs become readable
- * through the index; place segs (seed 004's private bytes over old data)
+ * through the index; place segs (Logan and Dickens' private bytes over old data)
  * are journaled and put in place only after the version is published;
  * fresh segs (private bytes over nothing) were put in place before it,
  * after a FRESH undo note.  So a crash leaves either the whole write
@@ -1905,8 +1905,8 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
     rc = catch_up(s);
     /* Bytes a published version covers must become a version themselves
      * (a later read would overlay them); the rest may go in place when
-     * not atomic, or, in atomic mode, when seed 004 says no other rank can
-     * access them. */
+     * not atomic, or, in atomic mode, when the view intersection (Logan and Dickens) says
+     * no other rank can access them. */
     for (size_t i = 0; i < nsegs && 0 == rc; ++i) {
         const mca_common_sfio_ioseg_t *g = &segs[i];
         if (0 == g->length) {
