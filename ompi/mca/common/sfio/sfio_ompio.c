@@ -863,7 +863,6 @@ int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *sto
 {
     static mca_base_var_enum_value_t values[8];
     static char help[1024];
-    mca_base_var_enum_t *new_enum = NULL;
     size_t used = 0;
 
     used += (size_t) snprintf(help, sizeof(help),
@@ -878,16 +877,9 @@ int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *sto
         }
     }
     values[mca_common_sfio_atomic_mode_count].string = NULL;
-    int rc = mca_base_var_enum_create("sfio_atomic_mode", values, &new_enum);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    *storage = MCA_COMMON_SFIO_ATOMIC_AUTO;
-    rc = mca_base_component_var_register(c, "atomic_mode", help, MCA_BASE_VAR_TYPE_INT, new_enum,
-                                         0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-                                         storage);
-    OBJ_RELEASE(new_enum);
-    return rc < 0 ? rc : OPAL_SUCCESS;
+    return mca_common_sfio_component_register_enum(c, "atomic_mode", "sfio_atomic_mode", values,
+                                                   MCA_COMMON_SFIO_ATOMIC_AUTO, help,
+                                                   OPAL_INFO_LVL_9, storage);
 }
 
 static const char *mode_name(mca_common_sfio_atomic_mode_t m)
