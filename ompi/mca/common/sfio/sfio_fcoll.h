@@ -66,16 +66,6 @@ typedef struct mca_common_sfio_fcoll_options_t {
     int output;             /* verbose stream */
 } mca_common_sfio_fcoll_options_t;
 
-/* What the last call on this process decided (for tests and benchmarks). */
-typedef struct mca_common_sfio_fcoll_last_t {
-    int algorithm;
-    int naggr;
-    int ncycles;
-    uint64_t c;
-    bool gap;
-} mca_common_sfio_fcoll_last_t;
-extern mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
-
 int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count,
                                     struct ompi_datatype_t *datatype,
                                     ompi_status_public_t *status,

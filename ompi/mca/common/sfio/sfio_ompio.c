@@ -839,11 +839,6 @@ int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t *
     return 0;
 }
 
-/* Per-process scratch buffer for sieved blocking reads (OMPIO serialises
- * calls on one file under its own lock; blocking reads of several threads
- * are not supported by OMPIO 4.1 either). */
-static mca_common_sfio_scratch_t blocking_scratch;
-
 const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
     { MCA_COMMON_SFIO_ATOMIC_AUTO, "auto",
       "versioned when fs/versioned has a store for the file, else listlock" },

@@ -125,7 +125,8 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh);
 /* ---- data path (fbtl components) ---- */
 
 /* How atomic mode is provided.  One table (mca_common_sfio_atomic_modes)
- * names them for the MCA enum, the help text and the dispatch. */
+ * names them for the MCA enum, the help text and verbose output; which
+ * path an access takes is decided in sfio_ompio.c (route_path). */
 typedef enum {
     MCA_COMMON_SFIO_ATOMIC_AUTO = 0,
     MCA_COMMON_SFIO_ATOMIC_VERSIONED = 1,

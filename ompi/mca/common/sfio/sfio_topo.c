@@ -66,9 +66,10 @@ static void keyval_create(void)
 
 /* Logical index of the package holding this process's binding; 0 when the
  * process is not bound inside one package (then sockets say nothing about
- * where its memory traffic goes).  Loading a topology costs ~20 ms even
- * with only packages kept, so it is done once per process, and not at all
- * for a process allowed on every CPU. */
+ * where its memory traffic goes).  Loading a topology is slow even with
+ * only packages kept (docs/fcoll-adaptive.md, "Aggregator placement"), so
+ * it is done once per process, and not at all for a process allowed on
+ * every CPU. */
 static int my_package_id = 0;
 static pthread_once_t my_package_once = PTHREAD_ONCE_INIT;
 
