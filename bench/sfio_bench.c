@@ -1,6 +1,6 @@
 /*
  * sfio_bench.c - one MPI-IO benchmark program with named scenarios taken from
- * the seed papers.  Every scenario verifies its data before it reports a
+ * the papers the suite implements (README, "References").  Every scenario verifies its data before it reports a
  * number; a failed verification prints "VERIFY FAILED ..." and the program
  * exits with status 3 without printing any RESULT line.
  *

@@ -1,4 +1,8 @@
 /*
+ * sfio = shared-file I/O: the engine (common/sfio) of the ompio-sfio
+ * suite, MPI-IO on files many processes share (no relation to AT&T's
+ * Sfio library).  README.md, "References", names the designs it follows.
+ *
  * sfio_ompio: the engine's adapter to OMPIO.  Everything that touches
  * ompio_file_t, MPI communicators or Open MPI's output/help machinery on
  * behalf of the suite's components lives here, so that components stay
