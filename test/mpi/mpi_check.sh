@@ -9,27 +9,13 @@
 # (suite|stock|..., default suite), SFIO_MPI_TEST_FLAGS (extra runner
 # arguments for the steps marked "user"), SFIO_MPI_BINDIR (the programs).
 set -u
-shopt -s lastpipe   # emit runs in this shell: its counts survive
+shopt -s lastpipe   # sfio_tap_emit runs in this shell: its counts survive
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/mpi_configs.sh"
 stack=${SFIO_MPI_STACK:-suite}
 bindir=${SFIO_MPI_BINDIR:-$PWD}
 eval "user_flags=(${SFIO_MPI_TEST_FLAGS:-})"
-ntests=0
-nfailed=0
-
-# emit: pass TAP result lines through (their plans dropped), count them.
-emit() {
-    local line
-    while IFS= read -r line; do
-        [[ $line =~ ^1\.\.[0-9]+ ]] && continue
-        case "$line" in
-        "ok "*) ntests=$((ntests + 1)); echo "$line" ;;
-        "not ok "*) ntests=$((ntests + 1)); nfailed=$((nfailed + 1)); echo "$line" ;;
-        *) echo "$line" ;;
-        esac
-    done
-}
+. "$here/../sfio_tap.sh"
 
 have_fetchadd() {
     [ -e "${SFIO_COMPONENT_PATH:-/nonexistent}/mca_sharedfp_fetchadd.so" ]
@@ -50,10 +36,7 @@ for step in "${steps[@]}"; do
         out=$(bash "$here/crash_sharedfp.sh" --runs 2 --bin "$bindir/t_fetchadd" 2>&1)
         r=$?
         echo "$out" | sed 's/^/# /'
-        ntests=$((ntests + 1))
-        if [ $r = 0 ]; then echo "ok - crash_sharedfp: kill -9 a job, the next one neither hangs nor fails"
-        else echo "not ok - crash_sharedfp: kill -9 a job, the next one neither hangs nor fails (exit $r)"
-        fi
+        sfio_tap_result $r "crash_sharedfp: kill -9 a job, the next one neither hangs nor fails (exit $r)"
         continue
     fi
     args=(--stack "$st" --bindir "$bindir")
@@ -61,15 +44,14 @@ for step in "${steps[@]}"; do
     [ "$nps" = - ] || args+=(--np "$nps")
     [ "$cfgs" = - ] || args+=(--configs "$(eval echo "$cfgs")")
     [ "$flags" = user ] && args+=("${user_flags[@]}")
-    before=$nfailed
-    bash "$here/run_mpi_tests.sh" "${args[@]}" 2>&1 | emit
+    before=$sfio_tap_failed
+    bash "$here/run_mpi_tests.sh" "${args[@]}" 2>&1 | sfio_tap_emit
     r=${PIPESTATUS[0]}
     # a runner that stopped before reporting a failed run (bad arguments,
     # programs missing) still counts as one failure
-    if [ "$r" != 0 ] && [ "$nfailed" = "$before" ]; then
-        ntests=$((ntests + 1)); nfailed=$((nfailed + 1))
-        echo "not ok - step $label: run_mpi_tests.sh exited $r without a failed run"
+    if [ "$r" != 0 ] && [ "$sfio_tap_failed" = "$before" ]; then
+        sfio_tap_result $r "step $label: run_mpi_tests.sh exited $r without a failed run"
     fi
 done
-echo "1..$ntests"
+echo "1..$sfio_tap_tests"
 exit 0   # failures are the "not ok" lines

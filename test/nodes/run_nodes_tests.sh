@@ -28,7 +28,7 @@
 # nodes cannot be made (no unshare, not root), or --nodes is empty, the
 # whole stream is skipped ("1..0 # SKIP ...").
 set -u
-shopt -s lastpipe   # emit runs in this shell: its counts survive
+shopt -s lastpipe   # sfio_tap_emit runs in this shell: its counts survive
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/test/mpi/mpi_configs.sh"
@@ -63,20 +63,7 @@ if ! "$here/mpirun-nodes.sh" --nodes "${counts##* }" --hosts-only; then
     exit 0
 fi
 
-ntests=0
-nfailed=0
-# emit: TAP result lines of a runner pass through (their plans dropped)
-emit() {
-    local line
-    while IFS= read -r line; do
-        [[ $line =~ ^1\.\.[0-9]+ ]] && continue
-        case "$line" in
-        "ok "*) ntests=$((ntests + 1)); echo "$line" ;;
-        "not ok "*) ntests=$((ntests + 1)); nfailed=$((nfailed + 1)); echo "$line" ;;
-        *) echo "# $line" ;;
-        esac
-    done
-}
+. "$top/test/sfio_tap.sh"
 
 export SFIO_COMPONENT_PATH=$builddir/components
 tmp=$(mktemp)
@@ -87,7 +74,7 @@ for n in $counts; do
     for step in $steps; do
         t0=$(date +%s)
         echo "# == $n emulated nodes x $ppn ranks: $step"
-        before=$nfailed
+        before=$sfio_tap_failed
         {
         case "$step" in
         mpi)
@@ -119,17 +106,16 @@ for n in $counts; do
             (exit $r) ;;
         *) echo "run_nodes_tests.sh: unknown step '$step'" >&2; exit 2 ;;
         esac
-        } 2>&1 | emit
+        } 2>&1 | sfio_tap_emit
         r=${PIPESTATUS[0]}
         # a step that stopped before reporting a failed run still fails once
-        if [ "$r" != 0 ] && [ "$nfailed" = "$before" ]; then
-            ntests=$((ntests + 1)); nfailed=$((nfailed + 1))
-            echo "not ok - $step, $n nodes x $ppn: exit $r without a failed run"
+        if [ "$r" != 0 ] && [ "$sfio_tap_failed" = "$before" ]; then
+            sfio_tap_result $r "$step, $n nodes x $ppn: exit $r without a failed run"
         fi
         echo "# == $n nodes $step: exit $r in $(( $(date +%s) - t0 )) s"
     done
 done
 rm -f "$tmp"
 echo "# emulated nodes {$counts} x $ppn: $(( $(date +%s) - t_all )) s"
-echo "1..$ntests"
-[ "$nfailed" = 0 ]
+echo "1..$sfio_tap_tests"
+[ "$sfio_tap_failed" = 0 ]
