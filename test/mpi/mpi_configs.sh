@@ -15,7 +15,7 @@ SFIO_QUICK_CONFIGS="default"
 SFIO_DEFAULT_NPS="1 2 4 8"
 SFIO_QUICK_NPS="1 4"
 SFIO_DEFAULT_PROGRAMS="t_views t_calls t_nonblocking t_nbcoll t_shared t_amode"
-SFIO_SUITE_EXTRA_PROGRAMS="t_fetchadd t_pcache"             # suite stack only
+SFIO_SUITE_EXTRA_PROGRAMS="t_fetchadd t_pcache t_engine"    # suite stack only
 
 # fcoll/adaptive: every algorithm forced (and auto), over stock fs/fbtl so
 # that the component itself is under test (the suite stack's default

@@ -95,7 +95,8 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/n
     help=$here/../../ompi/mca/common/sfio/help-mca-common-sfio.txt
     if [ -r "$help" ]; then cp "$help" "$base/bin/" && export SFIO_HELP_DIR=$base/bin; fi
     if [ -n "${SFIO_COMPONENT_PATH:-}" ] && [ -d "$SFIO_COMPONENT_PATH" ]; then
-        cp -L "$SFIO_COMPONENT_PATH"/*.so "$base/bin/components/" 2>/dev/null
+        # the components and the engine library beside them (libmca_common_sfio.so.0)
+        cp -L "$SFIO_COMPONENT_PATH"/*.so "$SFIO_COMPONENT_PATH"/*.so.* "$base/bin/components/" 2>/dev/null
         SFIO_COMPONENT_PATH=$base/bin/components
         sfio_use_build_components
     fi

@@ -1,6 +1,7 @@
 /*
  * sfio_async: one worker thread executing queued fbtl jobs (see header).
  */
+#define _GNU_SOURCE   /* pthread_setname_np */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,7 +15,7 @@
 struct mca_common_sfio_async_job_t {
     mca_common_sfio_async_kind_t kind;
     int fd;
-    mca_common_sfio_async_path_t path;
+    mca_common_sfio_path_t path;
     size_t nsegs;
     mca_common_sfio_ioseg_t *segs;
     mca_common_sfio_sieve_policy_t policy;
@@ -43,6 +44,8 @@ static void *worker_main(void *arg)
 {
     mca_common_sfio_scratch_t scratch = { 0 };
     (void) arg;
+    /* named so tools and tests can tell the engine's threads apart */
+    (void) pthread_setname_np(pthread_self(), "sfio-async");
 
     pthread_mutex_lock(&worker.lock);
     for (;;) {
@@ -60,29 +63,10 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&worker.lock);
 
         uint64_t bytes = 0;
-        int rc;
-        const mca_common_sfio_async_path_t *p = &job->path;
-        bool writing = MCA_COMMON_SFIO_ASYNC_WRITE == job->kind;
-        if (NULL != p->store) {
-            rc = writing
-                ? mca_common_sfio_vstore_write(p->store, job->segs, job->nsegs, p->atomic,
-                                               p->objects, &bytes)
-                : mca_common_sfio_vstore_read(p->store, job->segs, job->nsegs, &job->policy,
-                                              &scratch, &bytes);
-        } else if (0 != p->lockmode) {
-            rc = writing
-                ? mca_common_sfio_locked_write(job->fd, (mca_common_sfio_lockmode_t) p->lockmode,
-                                               job->segs, job->nsegs, p->objects, p->pcache, &bytes)
-                : mca_common_sfio_locked_read(job->fd, (mca_common_sfio_lockmode_t) p->lockmode,
-                                              job->segs, job->nsegs, p->objects, p->pcache,
-                                              &job->policy,
-                                              &scratch, &bytes);
-        } else {
-            rc = (MCA_COMMON_SFIO_ASYNC_WRITE == job->kind)
-                ? mca_common_sfio_posix_write_segs(job->fd, job->segs, job->nsegs, &bytes)
-                : mca_common_sfio_posix_read_segs(job->fd, job->segs, job->nsegs, &job->policy,
-                                                  &scratch, &bytes);
-        }
+        const mca_common_sfio_path_t *p = &job->path;
+        int rc = MCA_COMMON_SFIO_ASYNC_WRITE == job->kind
+            ? p->ops->write(job->fd, p, job->segs, job->nsegs, &bytes)
+            : p->ops->read(job->fd, p, job->segs, job->nsegs, &job->policy, &scratch, &bytes);
         job->status = rc;
         job->bytes = bytes;
 
@@ -96,7 +80,7 @@ static void *worker_main(void *arg)
 }
 
 int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
-                                 const mca_common_sfio_async_path_t *path,
+                                 const mca_common_sfio_path_t *path,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_sieve_policy_t *policy,
                                  mca_common_sfio_async_job_t **job_p)

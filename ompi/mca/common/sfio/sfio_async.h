@@ -12,9 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "sfio_iobatch.h"
-#include "sfio_vstore.h"
-#include "sfio_lockplan.h"
-#include "sfio_pcache.h"
+#include "sfio_path.h"
 
 typedef struct mca_common_sfio_async_job_t mca_common_sfio_async_job_t;
 
@@ -23,20 +21,11 @@ typedef enum {
     MCA_COMMON_SFIO_ASYNC_WRITE
 } mca_common_sfio_async_kind_t;
 
-/* How a queued job reaches the file. */
-typedef struct mca_common_sfio_async_path_t {
-    mca_common_sfio_vstore_t *store;            /* versioned store, or NULL */
-    bool atomic;                                /* with store: atomic access */
-    int lockmode;                               /* without store: 0 plain, else
-                                                   an mca_common_sfio_lockmode_t */
-    const mca_common_sfio_objects_t *objects;   /* Logan and Dickens' objects, or NULL */
-    mca_common_sfio_pcache_t *pcache;           /* lock modes: private bytes' cache, or NULL */
-} mca_common_sfio_async_path_t;
 
 /* Copies segs and queues the transfer along path.  Returns 0 and the job
  * in *job_p, or a negative errno (nothing queued). */
 int mca_common_sfio_async_submit(mca_common_sfio_async_kind_t kind, int fd,
-                                 const mca_common_sfio_async_path_t *path,
+                                 const mca_common_sfio_path_t *path,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_sieve_policy_t *policy,
                                  mca_common_sfio_async_job_t **job_p);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 
 #include "mpi.h"
 #include "opal/util/output.h"
@@ -42,14 +43,17 @@ int mca_common_sfio_component_check_series(const char *framework, const char *co
     return OMPI_ERR_NOT_SUPPORTED;
 }
 
-int mca_common_sfio_component_output_open(const char *name, int verbosity)
+/* Opens an output stream prefixed with name (none when NULL). */
+static int output_open(const char *name, int verbosity)
 {
     opal_output_stream_t lds;
     char prefix[64];
 
     OBJ_CONSTRUCT(&lds, opal_output_stream_t);
-    snprintf(prefix, sizeof(prefix), "[%s] ", name);
-    lds.lds_prefix = prefix;
+    if (NULL != name) {
+        snprintf(prefix, sizeof(prefix), "[%s] ", name);
+        lds.lds_prefix = prefix;
+    }
     lds.lds_want_stderr = true;
     int output = opal_output_open(&lds);
     OBJ_DESTRUCT(&lds);
@@ -57,18 +61,46 @@ int mca_common_sfio_component_output_open(const char *name, int verbosity)
     return output;
 }
 
-void mca_common_sfio_component_output_close(int output)
+/* The engine's process-wide state: how many components hold it and the
+ * verbosity of its own stream (the highest of theirs).  Components open
+ * and close in MPI_Init and MPI_Finalize, one thread, but a lock costs
+ * nothing there. */
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+static int engine_users;
+static int engine_verbosity;
+
+int mca_common_sfio_engine_open(const char *name, int verbosity)
+{
+    pthread_mutex_lock(&engine_lock);
+    if (0 == engine_users++) {
+        engine_verbosity = verbosity;
+        /* engine messages name themselves ("sfio: ...") */
+        mca_common_sfio_output = output_open(NULL, verbosity);
+    } else if (verbosity > engine_verbosity) {
+        engine_verbosity = verbosity;
+        opal_output_set_verbosity(mca_common_sfio_output, verbosity);
+    }
+    pthread_mutex_unlock(&engine_lock);
+    return output_open(name, verbosity);
+}
+
+void mca_common_sfio_engine_close(int output)
 {
     if (output >= 0) {
         opal_output_close(output);
     }
-}
-
-void mca_common_sfio_component_close(int output)
-{
-    mca_common_sfio_async_shutdown();
-    mca_common_sfio_posix_shutdown();
-    mca_common_sfio_component_output_close(output);
+    pthread_mutex_lock(&engine_lock);
+    if (engine_users > 0 && 0 == --engine_users) {
+        /* the last component: stop the threads before Open MPI unloads
+         * the components (the engine itself stays mapped: -z nodelete) */
+        mca_common_sfio_async_shutdown();
+        mca_common_sfio_posix_shutdown();
+        if (mca_common_sfio_output >= 0) {
+            opal_output_close(mca_common_sfio_output);
+        }
+        mca_common_sfio_output = -1;
+    }
+    pthread_mutex_unlock(&engine_lock);
 }
 
 char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
@@ -121,19 +153,4 @@ int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage
         "the bytes between pieces), auto (default): owner when the versioned pieces average at "
         "least fold_max_gap bytes, else domain",
         OPAL_INFO_LVL_9, storage);
-}
-
-void mca_common_sfio_component_adopt_io_depth(void)
-{
-    const unsigned *depth = NULL;
-    const size_t *min_pieces = NULL;
-    int idx = mca_base_var_find("ompi", "fbtl", "versioned", "io_depth");
-    if (idx >= 0 && OPAL_SUCCESS == mca_base_var_get_value(idx, &depth, NULL, NULL) && depth) {
-        mca_common_sfio_posix_depth = *depth;
-    }
-    idx = mca_base_var_find("ompi", "fbtl", "versioned", "io_depth_min_pieces");
-    if (idx >= 0 && OPAL_SUCCESS == mca_base_var_get_value(idx, &min_pieces, NULL, NULL) &&
-        min_pieces) {
-        mca_common_sfio_posix_depth_min_segs = *min_pieces;
-    }
 }

@@ -1,10 +1,12 @@
 /*
  * sfio_component: what every component of the suite does the same way at
  * open and close: refuse to load into another Open MPI series than the one
- * it was built for, and open its verbose output stream.
+ * it was built for, hold the engine, and open its verbose output stream.
  */
 #ifndef MCA_COMMON_SFIO_COMPONENT_H
 #define MCA_COMMON_SFIO_COMPONENT_H
+
+#include "sfio_export.h"
 
 #include "ompi_config.h"
 
@@ -20,27 +22,23 @@ BEGIN_C_DECLS
 /* OMPI_SUCCESS when the running libmpi is of the series the component was
  * compiled against; else prints why (once) and returns
  * OMPI_ERR_NOT_SUPPORTED so the component is not used. */
-int mca_common_sfio_component_check_series(const char *framework, const char *component);
+SFIO_EXPORT OMPI_DECLSPEC int mca_common_sfio_component_check_series(const char *framework, const char *component);
 
-/* Opens an output stream prefixed with name at the given verbosity. */
-int mca_common_sfio_component_output_open(const char *name, int verbosity);
-void mca_common_sfio_component_output_close(int output);
+/* Every component's open: takes a hold on the engine (one shared library
+ * per process, whichever components are loaded) and returns the
+ * component's own output stream, prefixed with name.  The engine's stream
+ * (mca_common_sfio_output) gets the highest verbosity of its holders. */
+SFIO_EXPORT int mca_common_sfio_engine_open(const char *name, int verbosity);
 
-/* Component close: stops the threads of this component's copy of the
- * engine (out of tree every component links its own: request helpers,
- * the non-blocking worker), before Open MPI unloads the component's code,
- * and closes its output. */
-void mca_common_sfio_component_close(int output);
-
-/* Sets this copy of the engine's request depth (sfio_posixio) from the
- * parameters fbtl_versioned_io_depth and _io_depth_min_pieces, when that
- * component has registered them. */
-void mca_common_sfio_component_adopt_io_depth(void);
+/* Every component's close: closes its stream and drops its hold; the last
+ * one stops the engine's threads (request helpers, the non-blocking
+ * worker) before Open MPI unloads the components. */
+SFIO_EXPORT void mca_common_sfio_engine_close(int output);
 
 /* Registers "<component>_fold_by" (auto|owner|domain, see
  * mca_common_sfio_fold_by_t); the enumerator lives in the engine, which
  * outlives the component's DSO. */
-int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage);
+SFIO_EXPORT OMPI_DECLSPEC int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage);
 
 /* Registers a string MCA parameter of component c whose storage is a heap
  * cell, and returns that cell (NULL on failure; *cell is NULL when unset).
@@ -48,14 +46,14 @@ int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage
  * parameters and frees string values through their storage pointer in
  * MPI_Finalize: storage inside the DSO segfaults at exit.  The cell is kept
  * for the life of the process; a second registration reuses it. */
-char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
+SFIO_EXPORT OMPI_DECLSPEC char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
                                                  char ***cell, const char *name,
                                                  const char *help);
 
 /* Registers the int MCA parameter `name` of component c over the enum
  * values (terminated by a NULL string; static: Open MPI keeps pointers),
  * storage set to dflt first.  OPAL_SUCCESS or an error. */
-int mca_common_sfio_component_register_enum(const mca_base_component_t *c, const char *name,
+SFIO_EXPORT int mca_common_sfio_component_register_enum(const mca_base_component_t *c, const char *name,
                                             const char *enum_name,
                                             const mca_base_var_enum_value_t *values,
                                             int dflt, const char *help, int level,

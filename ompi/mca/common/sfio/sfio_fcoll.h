@@ -17,6 +17,8 @@
 #ifndef MCA_COMMON_SFIO_FCOLL_H
 #define MCA_COMMON_SFIO_FCOLL_H
 
+#include "sfio_export.h"
+
 #include "ompi_config.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
 
@@ -66,11 +68,11 @@ typedef struct mca_common_sfio_fcoll_options_t {
     int output;             /* verbose stream */
 } mca_common_sfio_fcoll_options_t;
 
-int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count,
                                     struct ompi_datatype_t *datatype,
                                     ompi_status_public_t *status,
                                     const mca_common_sfio_fcoll_options_t *opt);
-int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
                                    struct ompi_datatype_t *datatype,
                                    ompi_status_public_t *status,
                                    const mca_common_sfio_fcoll_options_t *opt);
@@ -80,25 +82,25 @@ int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
  * (any MPI call that progresses: MPI_Test, MPI_Wait, ...) runs the rest,
  * one cycle at a time.  Calls on one file run in start order.  The
  * blocking variants are the same start followed by a wait. */
-int mca_common_sfio_fcoll_iwrite_all(ompio_file_t *fh, const void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_fcoll_iwrite_all(ompio_file_t *fh, const void *buf, int count,
                                      struct ompi_datatype_t *datatype, ompi_request_t **request,
                                      const mca_common_sfio_fcoll_options_t *opt);
-int mca_common_sfio_fcoll_iread_all(ompio_file_t *fh, void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_fcoll_iread_all(ompio_file_t *fh, void *buf, int count,
                                     struct ompi_datatype_t *datatype, ompi_request_t **request,
                                     const mca_common_sfio_fcoll_options_t *opt);
 
 /* Registers the enum MCA parameter "algorithm" of component c over the
  * catalogue (mca_common_sfio_coll_algs). */
-int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int *storage);
+SFIO_EXPORT int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int *storage);
 
 /* Registers "placement" (enum spread|rank into *placement) and the string
  * "emulate_nodes" of component c; the string's value is **emulate_cell
  * (a heap cell, see mca_common_sfio_component_register_string). */
-int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int *placement,
+SFIO_EXPORT int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int *placement,
                                              char ***emulate_cell);
 
 /* Registers the enum "storage" (auto|local|network) into *storage. */
-int mca_common_sfio_fcoll_storage_register(const mca_base_component_t *c, int *storage);
+SFIO_EXPORT int mca_common_sfio_fcoll_storage_register(const mca_base_component_t *c, int *storage);
 
 END_C_DECLS
 

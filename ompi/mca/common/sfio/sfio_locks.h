@@ -11,6 +11,8 @@
 #ifndef MCA_COMMON_SFIO_LOCKS_H
 #define MCA_COMMON_SFIO_LOCKS_H
 
+#include "sfio_export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,14 +41,14 @@ void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p);
 
 /* Lock lists longer than this are coarsened (sfio_lockplan_coarsen); 0:
  * no bound.  Set once by the fbtl from its parameter. */
-extern size_t mca_common_sfio_lock_max_ranges;
+SFIO_EXPORT extern size_t mca_common_sfio_lock_max_ranges;
 
 /* Bytes of arena a private-object cache may hold (0: no cache: private
  * bytes go straight to the file).  Set once by the fbtl. */
-extern uint64_t mca_common_sfio_pcache_limit;
+SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_limit;
 /* Only writes whose private pieces average at most this many bytes are
  * cached (larger pieces are written at once).  Set once by the fbtl. */
-extern uint64_t mca_common_sfio_pcache_piece_max;
+SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_piece_max;
 
 /* An atomic write under locks: private bytes (objects, LIST mode) first
  * without a lock, then the lock list of the rest, the write, the unlock.

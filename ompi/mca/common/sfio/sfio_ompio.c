@@ -122,14 +122,62 @@ static mca_common_sfio_coll_t coll_of(ompio_file_t *fh)
     };
 }
 
+static void hooks_install_at_open(mca_common_sfio_file_t *f);
+static void hooks_remove_at_close(mca_common_sfio_file_t *f);
+static int ompio_track(ompio_file_t *fh);
+static void ompio_untrack(ompio_file_t *fh);
+
+/* This process's open files that the suite serves (few: a list). */
+static mca_common_sfio_file_t *open_files;
+
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh)
 {
-    mca_common_sfio_file_t *f = fh->f_fs_ptr;
-    if (NULL == fh->f_fs_component || NULL == f ||
-        0 != strcmp(fh->f_fs_component->mca_component_name, "versioned") ||
-        MCA_COMMON_SFIO_FILE_MAGIC != f->magic) {
+    for (mca_common_sfio_file_t *f = open_files; NULL != f; f = f->next) {
+        if (f->fh == fh) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+static void file_free(mca_common_sfio_file_t *f)
+{
+    for (mca_common_sfio_file_t **fp = &open_files; NULL != *fp; fp = &(*fp)->next) {
+        if (*fp == f) {
+            *fp = f->next;
+            break;
+        }
+    }
+    if (NULL != f->fs_real && f->fh->f_fs == &f->fs_proxy) {
+        f->fh->f_fs = f->fs_real;
+    }
+    mca_common_sfio_objects_destroy(&f->objects);
+    mca_common_sfio_pcache_destroy(&f->pcache);
+    free(f);
+}
+
+/* A new state for fh; a state left for the same handle address by a file
+ * whose close never reached the suite is dropped first. */
+static mca_common_sfio_file_t *file_new(ompio_file_t *fh, bool served_by_fs)
+{
+    mca_common_sfio_file_t *stale = mca_common_sfio_file_of(fh);
+    if (NULL != stale) {
+        file_free(stale);
+    }
+    mca_common_sfio_file_t *f = calloc(1, sizeof(*f));
+    if (NULL == f) {
         return NULL;
     }
+    f->fh = fh;
+    f->served_by_fs = served_by_fs;
+    f->store_errno = ENOTSUP;
+    mca_common_sfio_objects_init(&f->objects);
+    mca_common_sfio_pcache_init(&f->pcache);
+    /* over a stock fs the lock modes still use the private objects */
+    f->private_objects = true;
+    f->objects_max_ranges = (size_t) 1 << 20;
+    f->next = open_files;
+    open_files = f;
     return f;
 }
 
@@ -280,7 +328,6 @@ static int pcache_send_and_write(ompio_file_t *fh, uint64_t lo, uint64_t dsize,
         /* private bytes: no two ranks cached the same byte */
         qsort(mine, m, sizeof(*mine), by_offset);
         uint64_t written = 0;
-        mca_common_sfio_component_adopt_io_depth();
         rc = mca_common_sfio_posix_write_segs(fh->fd, mine, m, &written);
     }
     return rc;
@@ -512,13 +559,12 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     fh->f_flags |= on_nfs ? OMPIO_LOCK_ENTIRE_FILE : OMPIO_LOCK_NEVER;
 
     /* The versioned store serves atomic mode of writable files. */
-    mca_common_sfio_file_t *f = calloc(1, sizeof(*f));
-    if (NULL == f) {
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL == f && NULL == (f = file_new(fh, true))) {
         close(fh->fd);
         fh->fd = -1;
         return MPI_ERR_NO_MEM;
     }
-    f->magic = MCA_COMMON_SFIO_FILE_MAGIC;
     f->store_errno = EROFS;
     if (!(amode & MPI_MODE_RDONLY) && options->versioned_store && !single_node(comm)) {
         /* The store coordinates through shared memory of one node. */
@@ -553,15 +599,13 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     } else if (!options->versioned_store) {
         f->store_errno = ENOTSUP;
     }
-    mca_common_sfio_objects_init(&f->objects);
-    mca_common_sfio_pcache_init(&f->pcache);
     f->private_objects = options->private_objects;
     f->objects_max_ranges = options->objects_max_ranges;
-    fh->f_fs_ptr = f;
-    int hrc = mca_common_sfio_hooks_install_at_open(fh, f);
-    if (OMPI_SUCCESS != hrc) {
-        opal_output_verbose(1, mca_common_sfio_output, "sfio: cannot hook %s: error %d",
-                            filename, hrc);
+    hooks_install_at_open(f);
+    int trc = ompio_track(fh);
+    if (OMPI_SUCCESS != trc) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: cannot track %s: error %d",
+                            filename, trc);
     }
     return MPI_SUCCESS;
 }
@@ -607,16 +651,6 @@ static void pending_delete_add(const char *name)
     }
 }
 
-/* Out of tree every component links its own copy of the engine, with its
- * own request pool: folds run in whichever component reached the
- * collective point (fs/versioned mostly), so that copy first takes the
- * depth the user set for fbtl/versioned. */
-static int fold_store(mca_common_sfio_vstore_t *store, bool durable, bool synced)
-{
-    mca_common_sfio_component_adopt_io_depth();
-    return mca_common_sfio_vstore_fold(store, durable, synced);
-}
-
 static bool pending_delete_take(const char *name)
 {
     for (pending_delete_t **pp = &pending_deletes; NULL != *pp; pp = &(*pp)->next) {
@@ -640,7 +674,7 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
             err = f->unreported_err;    /* see unreported_err */
         }
         if (NULL != f->store) {
-            int rc = fold_store(f->store, false, true);
+            int rc = mca_common_sfio_vstore_fold(f->store, false, true);
             report_stats(fh, f->store);
             if (0 == rc) {
                 rc = mca_common_sfio_vstore_close(f->store);
@@ -655,13 +689,9 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
             }
         }
         /* OMPIO unselects fcoll and sharedfp after fs close. */
-        mca_common_sfio_hooks_remove_at_close(fh);
-        mca_common_sfio_hooks_release(fh);
-        mca_common_sfio_objects_destroy(&f->objects);
-        mca_common_sfio_pcache_destroy(&f->pcache);
-        f->magic = 0;
-        free(f);
-        fh->f_fs_ptr = NULL;
+        hooks_remove_at_close(f);
+        ompio_untrack(fh);
+        file_free(f);
     }
     if (fh->fd >= 0) {
         if (0 != close(fh->fd)) {
@@ -718,7 +748,7 @@ int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
     }
     /* Versions beyond the new size must not resurface after truncation. */
     if (NULL != f && NULL != f->store) {
-        int rc = fold_store(f->store, false, false);
+        int rc = mca_common_sfio_vstore_fold(f->store, false, false);
         if (0 != rc) {
             return mca_common_sfio_errno_to_mpi(-rc);
         }
@@ -779,16 +809,13 @@ static int take_unreported(ompio_file_t *fh)
     return err;
 }
 
-static int *hook_unreported(const ompio_file_t *fh);
-
 /* A blocking fbtl call failed with -errno e: kept for sync and close
- * (over a stock fs, in the hooks whose fs proxy reports it at sync). */
+ * (over a stock fs, the fs proxy reports it at sync). */
 static void note_unreported(ompio_file_t *fh, int e)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    int *cell = NULL != f ? &f->unreported_err : hook_unreported(fh);
-    if (NULL != cell && 0 == *cell) {
-        *cell = mca_common_sfio_errno_to_mpi(e);
+    if (NULL != f && 0 == f->unreported_err) {
+        f->unreported_err = mca_common_sfio_errno_to_mpi(e);
     }
 }
 
@@ -803,7 +830,7 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh)
         }
     }
     if (NULL != f && NULL != f->store) {
-        int frc = fold_store(f->store, true, true);   /* OMPIO barriered */
+        int frc = mca_common_sfio_vstore_fold(f->store, true, true);   /* OMPIO barriered */
         rc = 0 == frc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-frc);
     } else if (0 != fsync(fh->fd)) {
         rc = mca_common_sfio_errno_to_mpi(errno);
@@ -892,82 +919,76 @@ static const char *mode_name(mca_common_sfio_atomic_mode_t m)
  * are not supported by OMPIO 4.1 either). */
 static mca_common_sfio_scratch_t blocking_scratch;
 
-static const mca_common_sfio_objects_t *hook_objects(const ompio_file_t *fh);
-static mca_common_sfio_pcache_t *hook_pcache(const ompio_file_t *fh);
+/* The lock mode of each atomic mode that locks. */
+static const struct {
+    mca_common_sfio_atomic_mode_t mode;
+    mca_common_sfio_lockmode_t lockmode;
+} lock_of_mode[] = {
+    { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, MCA_COMMON_SFIO_LOCK_LIST },
+    { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, MCA_COMMON_SFIO_LOCK_RANGE },
+    { MCA_COMMON_SFIO_ATOMIC_FILELOCK, MCA_COMMON_SFIO_LOCK_FILE },
+};
 
-static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
-                      mca_common_sfio_async_path_t *path_p);
-
-/* Chooses how fh's current access reaches the file.  In atomic mode
- * without a usable path says why once and returns an error.  List locks
- * with known objects keep private bytes in the file's cache; any other
- * path first writes back what the cache holds, so that no older cached
- * copy lands over what it writes, and it reads what the cache held. */
-static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
-                 mca_common_sfio_async_path_t *path_p)
+static void route_locked(mca_common_sfio_path_t *path_p, mca_common_sfio_lockmode_t lockmode)
 {
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    mca_common_sfio_pcache_t *pc = NULL != f ? &f->pcache : hook_pcache(fh);
-    int rc = route_path(fh, mode, path_p);
-    if (0 != rc) {
-        return rc;
-    }
-    if (MCA_COMMON_SFIO_LOCK_LIST == path_p->lockmode && NULL != path_p->objects &&
-        mca_common_sfio_pcache_limit > 0) {
-        path_p->pcache = pc;
-    } else if (NULL != pc && pc->count > 0) {
-        rc = mca_common_sfio_pcache_write_back(fh->fd, pc);
-    }
-    return rc;
+    path_p->ops = &mca_common_sfio_path_locked;
+    path_p->store = NULL;   /* lock modes write in place: no versions are ever made */
+    path_p->lockmode = lockmode;
 }
 
+/* The path of fh's accesses in mode, from what the file's state says now:
+ * atomicity, the store (and whether this rank attached it), the private
+ * objects of the current views.  In atomic mode without a usable path says
+ * why once and returns -ENOTSUP. */
 static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
-                      mca_common_sfio_async_path_t *path_p)
+                      mca_common_sfio_path_t *path_p)
 {
     static bool told_fallback = false;
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     mca_common_sfio_vstore_t *store = (NULL != f) ? f->store : NULL;
-#define WHY_NO_STORE ((NULL == f) ? "the file is not served by fs/versioned" \
-                                  : strerror(f->store_errno))
+#define WHY_NO_STORE ((NULL == f || !f->served_by_fs) ? "the file is not served by fs/versioned" \
+                                                     : strerror(f->store_errno))
 
-    *path_p = (mca_common_sfio_async_path_t) {
-        .store = store, .atomic = false, .lockmode = 0, .objects = NULL,
-    };
+    *path_p = (mca_common_sfio_path_t) { .ops = &mca_common_sfio_path_posix };
     if (!fh->f_atomicity) {
-        if (NULL != store && !mca_common_sfio_vstore_attached(store)) {
-            path_p->store = NULL;   /* this rank made no version to order after */
+        /* an attached store still overlays unfolded versions; without a
+         * version of this rank there is nothing to order after */
+        if (NULL != store && mca_common_sfio_vstore_attached(store)) {
+            path_p->ops = &mca_common_sfio_path_store;
+            path_p->store = store;
         }
-        return 0;   /* an attached store still overlays unfolded versions */
+        return 0;
     }
     /* only atomic accesses split private from shared bytes */
-    path_p->objects = NULL != f ? mca_common_sfio_file_objects(f) : hook_objects(fh);
+    path_p->objects = mca_common_sfio_file_objects(f);
     if ((fh->f_amode & MPI_MODE_RDONLY) &&
         (MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode)) {
         /* Atomicity binds the accesses of the group that opened the file
          * (MPI 4.0, 14.6.1): through a read-only handle nobody writes, so
          * its reads need neither versions nor locks. */
+        if (NULL != store) {
+            path_p->ops = &mca_common_sfio_path_store;
+            path_p->store = store;
+        }
         return 0;
     }
-    switch (mode) {
-    case MCA_COMMON_SFIO_ATOMIC_AUTO:
-        if (NULL != store) {
-            path_p->atomic = true;
-            return 0;
-        }
+    if ((MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode) &&
+        NULL != store) {
+        path_p->ops = &mca_common_sfio_path_versions;
+        path_p->store = store;
+        return 0;
+    }
+    if (MCA_COMMON_SFIO_ATOMIC_AUTO == mode) {
         if (!told_fallback) {
             told_fallback = true;
             opal_output_verbose(1, mca_common_sfio_output,
                                 "sfio: atomic mode of %s uses listlock, not versioned: %s",
                                 fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
         }
-        path_p->store = NULL;
-        path_p->lockmode = MCA_COMMON_SFIO_LOCK_LIST;
+        route_locked(path_p, MCA_COMMON_SFIO_LOCK_LIST);
         return 0;
-    case MCA_COMMON_SFIO_ATOMIC_VERSIONED:
-        if (NULL != store) {
-            path_p->atomic = true;
-            return 0;
-        }
+    }
+    if (MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode) {
         if (NULL == f || !f->warned_no_atomic) {
             mca_common_sfio_show_help("atomic-unavailable", true,
                                       fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
@@ -976,20 +997,55 @@ static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
             }
         }
         return -ENOTSUP;
-    case MCA_COMMON_SFIO_ATOMIC_LISTLOCK:
-        path_p->lockmode = MCA_COMMON_SFIO_LOCK_LIST;
-        break;
-    case MCA_COMMON_SFIO_ATOMIC_RANGELOCK:
-        path_p->lockmode = MCA_COMMON_SFIO_LOCK_RANGE;
-        break;
-    case MCA_COMMON_SFIO_ATOMIC_FILELOCK:
-        path_p->lockmode = MCA_COMMON_SFIO_LOCK_FILE;
-        break;
     }
-    /* Lock modes write in place: no versions are ever made. */
-    path_p->store = NULL;
-    return 0;
+    for (size_t i = 0; i < sizeof(lock_of_mode) / sizeof(lock_of_mode[0]); ++i) {
+        if (lock_of_mode[i].mode == mode) {
+            route_locked(path_p, lock_of_mode[i].lockmode);
+            return 0;
+        }
+    }
+    return -EINVAL;
 #undef WHY_NO_STORE
+}
+
+/* Chooses how fh's current access reaches the file.  In atomic mode
+ * without a usable path says why once and returns an error.  List locks
+ * with known objects keep private bytes in the file's cache; any other
+ * path first writes back what the cache holds, so that no older cached
+ * copy lands over what it writes, and it reads what the cache held. */
+static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                 mca_common_sfio_path_t *path_p)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    mca_common_sfio_pcache_t *pc = NULL != f ? &f->pcache : NULL;
+    bool attached = NULL != f && NULL != f->store && mca_common_sfio_vstore_attached(f->store);
+    if (NULL != f && f->route.valid && f->route.atomicity == (0 != fh->f_atomicity) &&
+        f->route.mode == (int) mode && f->route.set_views == f->set_views &&
+        f->route.attached == attached) {
+        *path_p = f->route.path;
+    } else {
+        int rc = route_path(fh, mode, path_p);
+        if (0 != rc) {
+            return rc;
+        }
+        if (NULL != f) {
+            f->route.valid = true;
+            f->route.atomicity = 0 != fh->f_atomicity;
+            f->route.mode = (int) mode;
+            f->route.set_views = f->set_views;
+            f->route.attached = attached;
+            f->route.path = *path_p;
+        }
+    }
+    int rc = 0;
+    if (&mca_common_sfio_path_locked == path_p->ops &&
+        MCA_COMMON_SFIO_LOCK_LIST == path_p->lockmode && NULL != path_p->objects &&
+        mca_common_sfio_pcache_limit > 0) {
+        path_p->pcache = pc;
+    } else if (NULL != pc && pc->count > 0) {
+        rc = mca_common_sfio_pcache_write_back(fh->fd, pc);
+    }
+    return rc;
 }
 
 /* Whether fh can be made atomic in mode (see sfio_ompio.h).  The answer
@@ -1009,8 +1065,9 @@ bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atom
         if (!have_store && (NULL == f || !f->warned_no_atomic)) {
             mca_common_sfio_show_help("atomic-unavailable", true,
                                       fh->f_filename ? fh->f_filename : "",
-                                      NULL == f ? "the file is not served by fs/versioned"
-                                                : strerror(f->store_errno));
+                                      NULL == f || !f->served_by_fs
+                                          ? "the file is not served by fs/versioned"
+                                          : strerror(f->store_errno));
             if (NULL != f) {
                 f->warned_no_atomic = true;
             }
@@ -1028,52 +1085,27 @@ bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atom
     return true;
 }
 
-static int path_write(int fd, const mca_common_sfio_async_path_t *p,
-                      const mca_common_sfio_ioseg_t *segs, size_t nsegs, uint64_t *bytes)
-{
-    if (NULL != p->store) {
-        return mca_common_sfio_vstore_write(p->store, segs, nsegs, p->atomic, p->objects, bytes);
-    }
-    if (0 != p->lockmode) {
-        return mca_common_sfio_locked_write(fd, (mca_common_sfio_lockmode_t) p->lockmode, segs,
-                                            nsegs, p->objects, p->pcache, bytes);
-    }
-    return mca_common_sfio_posix_write_segs(fd, segs, nsegs, bytes);
-}
-
-static int path_read(int fd, const mca_common_sfio_async_path_t *p,
-                     const mca_common_sfio_ioseg_t *segs, size_t nsegs,
-                     const mca_common_sfio_sieve_policy_t *policy, uint64_t *bytes)
-{
-    if (NULL != p->store) {
-        return mca_common_sfio_vstore_read(p->store, segs, nsegs, policy, &blocking_scratch, bytes);
-    }
-    if (0 != p->lockmode) {
-        return mca_common_sfio_locked_read(fd, (mca_common_sfio_lockmode_t) p->lockmode, segs,
-                                           nsegs, p->objects, p->pcache, policy,
-                                           &blocking_scratch, bytes);
-    }
-    return mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, &blocking_scratch, bytes);
-}
-
 static void trace(ompio_file_t *fh, const char *what, const mca_common_sfio_ioseg_t *segs,
-                  size_t nsegs, const mca_common_sfio_async_path_t *p)
+                  size_t nsegs, const mca_common_sfio_path_t *p)
 {
     if (opal_output_get_verbosity(mca_common_sfio_output) < 10) {
         return;   /* every fbtl call passes here: sum nothing unless asked */
     }
+    const char *via = p->ops->name;
+    for (size_t i = 0; i < sizeof(lock_of_mode) / sizeof(lock_of_mode[0]); ++i) {
+        if (&mca_common_sfio_path_locked == p->ops && lock_of_mode[i].lockmode == p->lockmode) {
+            via = mode_name(lock_of_mode[i].mode);
+        }
+    }
     opal_output_verbose(10, mca_common_sfio_output,
                         "sfio: %s %zu pieces from %" PRIu64 " (%" PRIu64 " B) atomic=%d via %s",
                         what, nsegs, nsegs ? segs[0].offset : 0,
-                        mca_common_sfio_ioseg_total(segs, nsegs), fh->f_atomicity,
-                        p->store ? (p->atomic ? "versions" : "store")
-                                 : (p->lockmode ? mode_name((mca_common_sfio_atomic_mode_t) (p->lockmode + 1))
-                                                : "posix"));
+                        mca_common_sfio_ioseg_total(segs, nsegs), fh->f_atomicity, via);
 }
 
 ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode)
 {
-    mca_common_sfio_async_path_t path;
+    mca_common_sfio_path_t path;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
     uint64_t written = 0;
@@ -1090,7 +1122,7 @@ ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mo
         return OMPI_ERROR;
     }
     trace(fh, "write", segs, nsegs, &path);
-    int rc = path_write(fh->fd, &path, segs, nsegs, &written);
+    int rc = path.ops->write(fh->fd, &path, segs, nsegs, &written);
     free(segs);
     if (rc < 0) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: write failed: %s", strerror(-rc));
@@ -1103,7 +1135,7 @@ ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mo
 ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
                                     const mca_common_sfio_sieve_policy_t *policy)
 {
-    mca_common_sfio_async_path_t path;
+    mca_common_sfio_path_t path;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
     uint64_t got = 0;
@@ -1113,7 +1145,7 @@ ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, mca_common_sfio_atomic_mod
         return OMPI_ERROR;
     }
     trace(fh, "read", segs, nsegs, &path);
-    int rc = path_read(fh->fd, &path, segs, nsegs, policy, &got);
+    int rc = path.ops->read(fh->fd, &path, segs, nsegs, policy, &blocking_scratch, &got);
     free(segs);
     if (rc < 0) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: read failed: %s", strerror(-rc));
@@ -1128,7 +1160,7 @@ static ssize_t submit(ompio_file_t *fh, ompi_request_t *request, mca_common_sfio
 {
     static const mca_common_sfio_sieve_policy_t no_sieve = { .enabled = false };
     mca_ompio_request_t *req = (mca_ompio_request_t *) request;
-    mca_common_sfio_async_path_t path;
+    mca_common_sfio_path_t path;
     mca_common_sfio_async_job_t *job;
     mca_common_sfio_ioseg_t *segs;
     size_t nsegs;
@@ -1214,7 +1246,7 @@ static int sfio_get_mca_parameter_value(char *name, int name_length)
     return tracked.ompio_get(name, name_length);
 }
 
-int mca_common_sfio_ompio_track(ompio_file_t *fh)
+static int ompio_track(ompio_file_t *fh)
 {
     if (sfio_get_mca_parameter_value == fh->f_get_mca_parameter_value) {
         return OMPI_SUCCESS;
@@ -1236,7 +1268,7 @@ int mca_common_sfio_ompio_track(ompio_file_t *fh)
     return OMPI_SUCCESS;
 }
 
-void mca_common_sfio_ompio_untrack(ompio_file_t *fh)
+static void ompio_untrack(ompio_file_t *fh)
 {
     for (int i = 0; i < tracked.count; ++i) {
         if (fh == tracked.files[i]) {
@@ -1321,65 +1353,6 @@ static int compute_objects(ompio_file_t *fh, mca_common_sfio_objects_t *objects,
     return rc;
 }
 
-/* Per-file hooks of this DSO (each component DSO has its own list). */
-typedef struct sfio_hooks_t {
-    struct sfio_hooks_t *next;
-    ompio_file_t *fh;
-    mca_common_sfio_file_t *file;              /* fs/versioned state, or NULL */
-    mca_sharedfp_base_module_t *sharedfp_real;
-    mca_sharedfp_base_module_t sharedfp_proxy;
-    mca_fcoll_base_module_t *fcoll_real;
-    mca_fcoll_base_module_t fcoll_proxy;
-    mca_fs_base_module_t *fs_real;             /* when fbtl/versioned wrapped a stock fs */
-    mca_fs_base_module_t fs_proxy;
-    mca_common_sfio_objects_t objects;         /* objects (Logan and Dickens) over a stock fs */
-    mca_common_sfio_pcache_t pcache;           /* private bytes' cache over a stock fs */
-    uint64_t set_views;                        /* collective points seen (stock fs) */
-    int unreported_err;                        /* as mca_common_sfio_file_t's (stock fs) */
-} sfio_hooks_t;
-
-static sfio_hooks_t *hooks_list;
-
-static sfio_hooks_t *hooks_of(const ompio_file_t *fh)
-{
-    for (sfio_hooks_t *h = hooks_list; NULL != h; h = h->next) {
-        if (h->fh == fh) {
-            return h;
-        }
-    }
-    return NULL;
-}
-
-static sfio_hooks_t *hooks_get(ompio_file_t *fh)
-{
-    sfio_hooks_t *h = hooks_of(fh);
-    if (NULL == h && NULL != (h = calloc(1, sizeof(*h)))) {
-        h->fh = fh;
-        mca_common_sfio_objects_init(&h->objects);
-        mca_common_sfio_pcache_init(&h->pcache);
-        h->next = hooks_list;
-        hooks_list = h;
-    }
-    return h;
-}
-
-void mca_common_sfio_hooks_release(ompio_file_t *fh)
-{
-    for (sfio_hooks_t **hp = &hooks_list; NULL != *hp; hp = &(*hp)->next) {
-        if ((*hp)->fh == fh) {
-            sfio_hooks_t *h = *hp;
-            *hp = h->next;
-            if (NULL != h->fs_real && fh->f_fs == &h->fs_proxy) {
-                fh->f_fs = h->fs_real;
-            }
-            mca_common_sfio_objects_destroy(&h->objects);
-            mca_common_sfio_pcache_destroy(&h->pcache);
-            free(h);
-            return;
-        }
-    }
-}
-
 /* The objects, computed now if set_view deferred them; NULL when unknown
  * (every byte shared).  Called under OMPIO's per-file serialisation. */
 static const mca_common_sfio_objects_t *resolved_objects(mca_common_sfio_objects_t *objects)
@@ -1393,36 +1366,6 @@ static const mca_common_sfio_objects_t *resolved_objects(mca_common_sfio_objects
     return objects->valid ? objects : NULL;
 }
 
-static const mca_common_sfio_objects_t *hook_objects(const ompio_file_t *fh)
-{
-    sfio_hooks_t *h = hooks_of(fh);
-    return NULL != h ? resolved_objects(&h->objects) : NULL;
-}
-
-static mca_common_sfio_pcache_t *hook_pcache(const ompio_file_t *fh)
-{
-    sfio_hooks_t *h = hooks_of(fh);
-    return NULL != h ? &h->pcache : NULL;
-}
-
-static int *hook_unreported(const ompio_file_t *fh)
-{
-    sfio_hooks_t *h = hooks_of(fh);
-    return NULL != h ? &h->unreported_err : NULL;
-}
-
-/* The unreported write error of fh (0: none), cleared. */
-static int take_any_unreported(ompio_file_t *fh)
-{
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    int *cell = NULL != f ? &f->unreported_err : hook_unreported(fh);
-    int err = NULL != cell ? *cell : 0;
-    if (NULL != cell) {
-        *cell = 0;
-    }
-    return err;
-}
-
 /* A collective atomic access runs as one independent access per rank,
  * whose failure io/ompio would drop (and a short count on one rank only
  * would leave the others believing all went well): every rank returns
@@ -1431,7 +1374,7 @@ static int agree_collective(ompio_file_t *fh, int rc)
 {
     /* the fbtl's own class (no space, ...) first: a failed call says only
      * OMPI_ERROR (negative, which MAX would lose) or MPI_ERR_OTHER */
-    int err = take_any_unreported(fh);
+    int err = take_unreported(fh);
     if (0 == err && MPI_SUCCESS != rc) {
         err = rc > 0 && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_IO;
     }
@@ -1444,64 +1387,66 @@ static int agree_collective(ompio_file_t *fh, int rc)
 static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
                             struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
-    sfio_hooks_t *h = hooks_of(fh);
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     /* Stock fcoll components do not check: every rank must refuse alike. */
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;
     }
-    if (fh->f_atomicity || NULL == h) {
+    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real) {
         /* One atomic write per rank: versions (or locks) order the group. */
         return agree_collective(fh, mca_common_ompio_file_write(fh, buf, count, datatype, status));
     }
-    return h->fcoll_real->fcoll_file_write_all(fh, buf, count, datatype, status);
+    return f->fcoll_real->fcoll_file_write_all(fh, buf, count, datatype, status);
 }
 
 static int atomic_read_all(ompio_file_t *fh, void *buf, int count,
                            struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
-    sfio_hooks_t *h = hooks_of(fh);
-    if (fh->f_atomicity || NULL == h) {
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real) {
         /* Aggregators would read a rank's data in several snapshots. */
         return agree_collective(fh, mca_common_ompio_file_read(fh, buf, count, datatype, status));
     }
-    return h->fcoll_real->fcoll_file_read_all(fh, buf, count, datatype, status);
+    return f->fcoll_real->fcoll_file_read_all(fh, buf, count, datatype, status);
 }
 
 static int atomic_iwrite_all(ompio_file_t *fh, const void *buf, int count,
                              struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
-    sfio_hooks_t *h = hooks_of(fh);
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;
     }
-    if (fh->f_atomicity || NULL == h || NULL == h->fcoll_real->fcoll_file_iwrite_all) {
+    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real ||
+        NULL == f->fcoll_real->fcoll_file_iwrite_all) {
         return mca_common_ompio_file_iwrite(fh, buf, count, datatype, request);
     }
-    return h->fcoll_real->fcoll_file_iwrite_all(fh, buf, count, datatype, request);
+    return f->fcoll_real->fcoll_file_iwrite_all(fh, buf, count, datatype, request);
 }
 
 static int atomic_iread_all(ompio_file_t *fh, void *buf, int count,
                             struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
-    sfio_hooks_t *h = hooks_of(fh);
-    if (fh->f_atomicity || NULL == h || NULL == h->fcoll_real->fcoll_file_iread_all) {
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real ||
+        NULL == f->fcoll_real->fcoll_file_iread_all) {
         return mca_common_ompio_file_iread(fh, buf, count, datatype, request);
     }
-    return h->fcoll_real->fcoll_file_iread_all(fh, buf, count, datatype, request);
+    return f->fcoll_real->fcoll_file_iread_all(fh, buf, count, datatype, request);
 }
 
-static void wrap_fcoll(ompio_file_t *fh, sfio_hooks_t *h)
+static void wrap_fcoll(ompio_file_t *fh, mca_common_sfio_file_t *f)
 {
-    if (NULL == fh->f_fcoll || fh->f_fcoll == &h->fcoll_proxy) {
+    if (NULL == fh->f_fcoll || fh->f_fcoll == &f->fcoll_proxy) {
         return;
     }
-    h->fcoll_real = fh->f_fcoll;
-    h->fcoll_proxy = *fh->f_fcoll;
-    h->fcoll_proxy.fcoll_file_write_all = atomic_write_all;
-    h->fcoll_proxy.fcoll_file_read_all = atomic_read_all;
-    h->fcoll_proxy.fcoll_file_iwrite_all = atomic_iwrite_all;
-    h->fcoll_proxy.fcoll_file_iread_all = atomic_iread_all;
-    fh->f_fcoll = &h->fcoll_proxy;
+    f->fcoll_real = fh->f_fcoll;
+    f->fcoll_proxy = *fh->f_fcoll;
+    f->fcoll_proxy.fcoll_file_write_all = atomic_write_all;
+    f->fcoll_proxy.fcoll_file_read_all = atomic_read_all;
+    f->fcoll_proxy.fcoll_file_iwrite_all = atomic_iwrite_all;
+    f->fcoll_proxy.fcoll_file_iread_all = atomic_iread_all;
+    fh->f_fcoll = &f->fcoll_proxy;
 }
 
 /* Runs at the end of every set_view (and MPI_File_seek_shared), on every
@@ -1511,25 +1456,24 @@ static void wrap_fcoll(ompio_file_t *fh, sfio_hooks_t *h)
  * in for. */
 static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
 {
-    sfio_hooks_t *h = hooks_of(fh);
-    if (NULL == h || NULL == h->sharedfp_real) {
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL == f || NULL == f->sharedfp_real) {
         return MPI_ERR_INTERN;
     }
-    wrap_fcoll(fh, h);
-    mca_common_sfio_file_t *f = h->file;
-    mca_common_sfio_vstore_t *store = NULL != f ? f->store : NULL;
-    /* objects (Logan and Dickens): of fs/versioned's file state, or of these hooks
-     * over a stock fs (where fbtl/versioned's list locks use them) */
-    bool want_objects = NULL != f ? f->private_objects : true;
-    mca_common_sfio_objects_t *objects = NULL != f ? &f->objects : &h->objects;
-    size_t max_ranges = NULL != f ? f->objects_max_ranges : (size_t) 1 << 20;
+    wrap_fcoll(fh, f);
+    mca_common_sfio_vstore_t *store = f->store;
+    /* private objects (Logan and Dickens): for the versioned store, or over a stock fs for
+     * fbtl/versioned's list locks */
+    bool want_objects = f->private_objects;
+    mca_common_sfio_objects_t *objects = &f->objects;
+    size_t max_ranges = f->objects_max_ranges;
     /* The first point is OMPIO's default view inside MPI_File_open: every
      * rank has the same view (all bytes shared) and nothing is written.
      * The test is the same on every rank. */
-    uint64_t nth = NULL != f ? f->set_views++ : h->set_views++;
+    uint64_t nth = f->set_views++;
     if (nth > 0) {
         /* cached bytes were private under the views that end here */
-        int prc = mca_common_sfio_pcache_flush(fh, NULL != f ? &f->pcache : &h->pcache);
+        int prc = mca_common_sfio_pcache_flush(fh, &f->pcache);
         if (MPI_SUCCESS != prc) {
             return prc;
         }
@@ -1549,11 +1493,11 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
         if (NULL != store) {
             mca_common_sfio_vstore_stats(store, &st);
         }
-        int flags[2] = { NULL != f && st.versions > f->versions_at_fold, NULL == myblocks };
+        int flags[2] = { NULL != store && st.versions > f->versions_at_fold, NULL == myblocks };
         int rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm,
                                               comm->c_coll->coll_allreduce_module);
         if (OMPI_SUCCESS == rc && flags[0]) {
-            int frc = fold_store(store, false, true);
+            int frc = mca_common_sfio_vstore_fold(store, false, true);
             if (0 != frc) {
                 rc = mca_common_sfio_errno_to_mpi(-frc);
             }
@@ -1570,118 +1514,150 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
             return rc;
         }
     }
-    return h->sharedfp_real->sharedfp_seek(fh, offset, whence);
+    return f->sharedfp_real->sharedfp_seek(fh, offset, whence);
 }
 
-int mca_common_sfio_hooks_install_at_open(ompio_file_t *fh, mca_common_sfio_file_t *file)
+static void hooks_install_at_open(mca_common_sfio_file_t *f)
 {
-    sfio_hooks_t *h = hooks_get(fh);
-    if (NULL == h) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    h->file = file;
+    ompio_file_t *fh = f->fh;
     if (NULL == fh->f_sharedfp) {
         opal_output_verbose(1, mca_common_sfio_output,
                             "sfio: %s has no shared-file-pointer module: set_view is not seen, so "
                             "every byte counts as shared and collective atomic accesses go "
                             "through the stock fcoll", fh->f_filename ? fh->f_filename : "");
-        return OMPI_SUCCESS;
-    }
-    if (fh->f_sharedfp != &h->sharedfp_proxy) {
-        h->sharedfp_real = fh->f_sharedfp;
-        h->sharedfp_proxy = *fh->f_sharedfp;
-        h->sharedfp_proxy.sharedfp_seek = collective_point_seek;
-        fh->f_sharedfp = &h->sharedfp_proxy;
-    }
-    return OMPI_SUCCESS;
-}
-
-void mca_common_sfio_hooks_remove_at_close(ompio_file_t *fh)
-{
-    sfio_hooks_t *h = hooks_of(fh);
-    if (NULL == h) {
         return;
     }
-    if (NULL != h->sharedfp_real && fh->f_sharedfp == &h->sharedfp_proxy) {
-        fh->f_sharedfp = h->sharedfp_real;
+    if (fh->f_sharedfp != &f->sharedfp_proxy) {
+        f->sharedfp_real = fh->f_sharedfp;
+        f->sharedfp_proxy = *fh->f_sharedfp;
+        f->sharedfp_proxy.sharedfp_seek = collective_point_seek;
+        fh->f_sharedfp = &f->sharedfp_proxy;
     }
-    if (NULL != h->fcoll_real && fh->f_fcoll == &h->fcoll_proxy) {
-        fh->f_fcoll = h->fcoll_real;
+}
+
+static void hooks_remove_at_close(mca_common_sfio_file_t *f)
+{
+    ompio_file_t *fh = f->fh;
+    if (NULL != f->sharedfp_real && fh->f_sharedfp == &f->sharedfp_proxy) {
+        fh->f_sharedfp = f->sharedfp_real;
     }
-    h->file = NULL;
+    if (NULL != f->fcoll_real && fh->f_fcoll == &f->fcoll_proxy) {
+        fh->f_fcoll = f->fcoll_real;
+    }
+    f->sharedfp_real = NULL;
+    f->fcoll_real = NULL;
+}
+
+/* The fs proxy over a stock fs: the state of fh with the real fs module,
+ * or NULL. */
+static mca_common_sfio_file_t *over_stock_fs(const ompio_file_t *fh)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    return NULL != f && NULL != f->fs_real ? f : NULL;
 }
 
 static int hooked_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                           struct opal_info_t *info, ompio_file_t *fh)
 {
-    sfio_hooks_t *h = hooks_of(fh);
-    if (NULL == h || NULL == h->fs_real) {
+    mca_common_sfio_file_t *f = over_stock_fs(fh);
+    if (NULL == f) {
         return MPI_ERR_INTERN;
     }
-    int rc = h->fs_real->fs_file_open(comm, filename, amode, info, fh);
+    int rc = f->fs_real->fs_file_open(comm, filename, amode, info, fh);
     if (OMPI_SUCCESS == rc) {
-        (void) mca_common_sfio_hooks_install_at_open(fh, NULL);
+        hooks_install_at_open(f);
     }
     return rc;
 }
 
 static int hooked_fs_close(ompio_file_t *fh)
 {
-    sfio_hooks_t *h = hooks_of(fh);
-    if (NULL == h || NULL == h->fs_real) {
+    mca_common_sfio_file_t *f = over_stock_fs(fh);
+    if (NULL == f) {
         return MPI_ERR_INTERN;
     }
-    int frc = mca_common_sfio_pcache_flush(fh, &h->pcache);
-    mca_fs_base_module_file_close_fn_t real_close = h->fs_real->fs_file_close;
-    mca_common_sfio_hooks_remove_at_close(fh);
-    fh->f_fs = h->fs_real;   /* OMPIO unselects the fs right after */
+    int frc = mca_common_sfio_pcache_flush(fh, &f->pcache);
+    mca_fs_base_module_file_close_fn_t real_close = f->fs_real->fs_file_close;
+    hooks_remove_at_close(f);
+    fh->f_fs = f->fs_real;   /* OMPIO unselects the fs right after */
     int rc = real_close(fh);
     return MPI_SUCCESS != frc ? frc : rc;
 }
 
 static int hooked_fs_sync(ompio_file_t *fh)
 {
-    sfio_hooks_t *h = hooks_of(fh);
-    if (NULL == h || NULL == h->fs_real) {
+    mca_common_sfio_file_t *f = over_stock_fs(fh);
+    if (NULL == f) {
         return MPI_ERR_INTERN;
     }
-    int rc = mca_common_sfio_pcache_flush(fh, &h->pcache);
+    int rc = mca_common_sfio_pcache_flush(fh, &f->pcache);
     if (MPI_SUCCESS == rc) {
-        rc = h->fs_real->fs_file_sync(fh);
+        rc = f->fs_real->fs_file_sync(fh);
     }
-    if (MPI_SUCCESS == rc && 0 != h->unreported_err) {
-        rc = h->unreported_err;   /* an earlier write's error io/ompio dropped */
-        h->unreported_err = 0;
+    if (MPI_SUCCESS == rc) {
+        int lost = take_unreported(fh);   /* an earlier write's error io/ompio dropped */
+        rc = 0 != lost ? lost : rc;
     }
     return rc;
 }
 
 static int hooked_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 {
-    sfio_hooks_t *h = hooks_of(fh);
-    if (NULL == h || NULL == h->fs_real) {
+    mca_common_sfio_file_t *f = over_stock_fs(fh);
+    if (NULL == f) {
         return MPI_ERR_INTERN;
     }
-    int rc = mca_common_sfio_pcache_flush(fh, &h->pcache);
-    return MPI_SUCCESS != rc ? rc : h->fs_real->fs_file_set_size(fh, size);
+    int rc = mca_common_sfio_pcache_flush(fh, &f->pcache);
+    return MPI_SUCCESS != rc ? rc : f->fs_real->fs_file_set_size(fh, size);
 }
 
-int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh)
+int mca_common_sfio_fs_module_init(ompio_file_t *fh)
 {
-    sfio_hooks_t *h;
-    if (NULL == fh->f_fs || NULL == (h = hooks_get(fh))) {
-        return NULL == fh->f_fs ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    return NULL != file_new(fh, true) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+}
+
+void mca_common_sfio_fs_module_finalize(ompio_file_t *fh)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL != f && f->served_by_fs) {   /* an open that failed before fs close */
+        hooks_remove_at_close(f);
+        ompio_untrack(fh);
+        file_free(f);
     }
-    if (fh->f_fs != &h->fs_proxy) {
-        h->fs_real = fh->f_fs;
-        h->fs_proxy = *fh->f_fs;
-        h->fs_proxy.fs_file_open = hooked_fs_open;
-        h->fs_proxy.fs_file_close = hooked_fs_close;
-        h->fs_proxy.fs_file_sync = hooked_fs_sync;
-        h->fs_proxy.fs_file_set_size = hooked_fs_set_size;
-        fh->f_fs = &h->fs_proxy;
+}
+
+int mca_common_sfio_fbtl_module_init(ompio_file_t *fh)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if ((NULL != f && f->served_by_fs) || NULL == fh->f_fs) {
+        return OMPI_SUCCESS;   /* fs/versioned hooks the file itself */
     }
-    return OMPI_SUCCESS;
+    if (NULL == (f = file_new(fh, false))) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* see set_view, sync and close through a copy of the stock fs module
+     * whose open installs the other proxies */
+    f->fs_real = fh->f_fs;
+    f->fs_proxy = *fh->f_fs;
+    f->fs_proxy.fs_file_open = hooked_fs_open;
+    f->fs_proxy.fs_file_close = hooked_fs_close;
+    f->fs_proxy.fs_file_sync = hooked_fs_sync;
+    f->fs_proxy.fs_file_set_size = hooked_fs_set_size;
+    fh->f_fs = &f->fs_proxy;
+    int rc = ompio_track(fh);
+    if (OMPI_SUCCESS != rc) {
+        file_free(f);
+    }
+    return rc;
+}
+
+void mca_common_sfio_fbtl_module_finalize(ompio_file_t *fh)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    if (NULL != f && !f->served_by_fs) {
+        ompio_untrack(fh);
+        file_free(f);
+    }
 }
 
 const mca_common_sfio_objects_t *mca_common_sfio_file_objects(mca_common_sfio_file_t *f)

@@ -11,6 +11,8 @@
 #ifndef MCA_COMMON_SFIO_OMPIO_H
 #define MCA_COMMON_SFIO_OMPIO_H
 
+#include "sfio_export.h"
+
 #include "ompi_config.h"
 #include "sfio_ompi_compat.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
@@ -21,27 +23,30 @@
 #include "sfio_iobatch.h"
 #include "sfio_vstore.h"
 #include "sfio_pcache.h"
+#include "sfio_path.h"
 
 BEGIN_C_DECLS
 
-/* What fs/versioned hangs on fh->f_fs_ptr: the file's versioned store (or
- * why there is none).  fbtl/versioned finds it there; the two components
- * are separate DSOs with separate copies of the engine, so this struct and
- * the store are the only state they share. */
+/* The engine's state of one open file of this process: one object per
+ * file handle, shared by every component of the suite that serves it.
+ * fs/versioned creates it when OMPIO selects it for a file (before the
+ * fbtl is selected); over a stock fs, fbtl/versioned does. */
 typedef struct mca_common_sfio_file_t {
-    uint64_t magic;
+    struct mca_common_sfio_file_t *next;
+    ompio_file_t *fh;
+    bool served_by_fs;                 /* fs/versioned serves fh (else a stock fs) */
     mca_common_sfio_vstore_t *store;   /* NULL: no versioned store */
     int store_errno;                   /* why not, when NULL */
     bool warned_no_atomic;
-    /* Logan and Dickens' objects: which bytes of the current views are private, computed at
-     * every set_view (invalid: everything is shared). */
+    /* Which bytes of the current views are private (Logan and Dickens'
+     * objects), computed at every set_view (invalid: everything is shared). */
     mca_common_sfio_objects_t objects;
     bool private_objects;
     size_t objects_max_ranges;
     uint64_t set_views;                /* collective points seen */
     uint64_t versions_at_fold;         /* this rank's version count at the last fold */
     /* List-locking atomic mode: this rank's private bytes not yet written,
-     * written by the group at its next collective point (Logan and Dickens). */
+     * written by the group at its next collective point. */
     mca_common_sfio_pcache_t pcache;
     /* The first error (MPI code) of a blocking fbtl write since the last
      * sync.  Stock io/ompio drops a negative fbtl result of an independent
@@ -51,9 +56,35 @@ typedef struct mca_common_sfio_file_t {
      * read shows as a short count.  fcoll/adaptive reports its own
      * errors and leaves none here. */
     int unreported_err;
+    /* The path of the file's accesses, resolved again only when what it
+     * depends on changes: atomicity, the views (set_views), the atomic
+     * mode asked for, and whether this rank attached the store. */
+    struct {
+        bool valid;
+        bool atomicity, attached;
+        int mode;
+        uint64_t set_views;
+        mca_common_sfio_path_t path;
+    } route;
+    /* The module copies put in front of OMPIO's selection (see below). */
+    mca_sharedfp_base_module_t *sharedfp_real;
+    mca_sharedfp_base_module_t sharedfp_proxy;
+    mca_fcoll_base_module_t *fcoll_real;
+    mca_fcoll_base_module_t fcoll_proxy;
+    mca_fs_base_module_t *fs_real;     /* over a stock fs */
+    mca_fs_base_module_t fs_proxy;
 } mca_common_sfio_file_t;
 
-#define MCA_COMMON_SFIO_FILE_MAGIC 0x454c494653464953ull
+/* fs/versioned's module init and finalize: the file state of fh, created
+ * (served_by_fs) and destroyed.  Returns 0 or an OMPI error. */
+SFIO_EXPORT int mca_common_sfio_fs_module_init(ompio_file_t *fh);
+SFIO_EXPORT void mca_common_sfio_fs_module_finalize(ompio_file_t *fh);
+
+/* fbtl/versioned's module init and finalize.  Over fs/versioned nothing
+ * to do; over a stock fs they create and destroy the file state and the
+ * proxies that let the engine see set_view, sync and close. */
+SFIO_EXPORT int mca_common_sfio_fbtl_module_init(ompio_file_t *fh);
+SFIO_EXPORT void mca_common_sfio_fbtl_module_finalize(ompio_file_t *fh);
 
 /* ompi_request_wait, and the request freed also when it failed
  * (ompi_request_wait leaves a failed request allocated, and an ompio
@@ -65,17 +96,12 @@ int mca_common_sfio_request_wait_free(ompi_request_t **req, ompi_status_public_t
  * f_sharedfp->sharedfp_seek collectively at its end, right after selecting
  * the fcoll.  The suite puts a copy of the selected sharedfp module with
  * its own seek in front of it and runs its collective point there (fold,
- * objects (Logan and Dickens)), and a copy of the fcoll module whose collective calls
+ * private objects), and a copy of the fcoll module whose collective calls
  * in atomic mode become one atomic access per rank (so the group's result
  * is one serial order).  fs/versioned installs them at its open; over a
  * stock fs, fbtl/versioned puts a copy of the fs module in front whose
  * open installs them.  Every proxy is undone before OMPIO unselects the
- * modules at close.  Returns 0 or an OMPI error. */
-int mca_common_sfio_hooks_install_at_open(ompio_file_t *fh, mca_common_sfio_file_t *file);
-void mca_common_sfio_hooks_remove_at_close(ompio_file_t *fh);
-/* For fbtl/versioned over a stock fs: proxy fh->f_fs (at fbtl module init). */
-int mca_common_sfio_hooks_wrap_fs(ompio_file_t *fh);
-void mca_common_sfio_hooks_release(ompio_file_t *fh);
+ * modules at close. */
 
 /* Collective (every rank of fh's group, at set_view, sync, set_size and
  * close): writes the group's cached private bytes, Logan and Dickens' flush.  In
@@ -88,7 +114,7 @@ void mca_common_sfio_hooks_release(ompio_file_t *fh);
  * Empties pc.  Returns MPI_SUCCESS or the same error on every rank. */
 int mca_common_sfio_pcache_flush(ompio_file_t *fh, mca_common_sfio_pcache_t *pc);
 
-/* The file state of fh when fs/versioned serves it, else NULL. */
+/* The file state of fh, or NULL when no component of the suite serves it. */
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);
 
 /* The objects (Logan and Dickens) in force for f's writes, or NULL (all shared). */
@@ -104,9 +130,9 @@ typedef struct mca_common_sfio_fs_options_t {
     mca_common_sfio_fold_policy_t fold;   /* write-back windows, deferral */
 } mca_common_sfio_fs_options_t;
 
-/* Output stream for the engine's verbose messages; each component sets it
- * to its own stream at open (the engine is linked into every component). */
-extern int mca_common_sfio_output;
+/* Output stream for the engine's verbose messages, opened by the first
+ * component (mca_common_sfio_engine_open). */
+SFIO_EXPORT extern int mca_common_sfio_output;
 
 /* Maps an errno value to the MPI error class a user should see. */
 int mca_common_sfio_errno_to_mpi(int err);
@@ -116,15 +142,15 @@ int mca_common_sfio_errno_to_mpi(int err);
 void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...);
 
 /* ---- file-system operations (fs components) ---- */
-int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
+SFIO_EXPORT int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                             struct opal_info_t *info, ompio_file_t *fh,
                             const mca_common_sfio_fs_options_t *options);
-int mca_common_sfio_fs_close(ompio_file_t *fh);
+SFIO_EXPORT int mca_common_sfio_fs_close(ompio_file_t *fh);
 /* store_dir: where fs open keeps stores (the file's dead stores go too). */
-int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info, const char *store_dir);
-int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size);
-int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size);
-int mca_common_sfio_fs_sync(ompio_file_t *fh);
+SFIO_EXPORT int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info, const char *store_dir);
+SFIO_EXPORT int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size);
+SFIO_EXPORT int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size);
+SFIO_EXPORT int mca_common_sfio_fs_sync(ompio_file_t *fh);
 
 /* ---- data path (fbtl components) ---- */
 
@@ -150,7 +176,7 @@ extern const int mca_common_sfio_atomic_mode_count;
 
 /* Registers an enum MCA parameter "atomic_mode" of component c over the
  * table, storing the choice in *storage. */
-int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *storage);
+SFIO_EXPORT int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *storage);
 
 
 /* The current fbtl call's I/O array as engine segments.  Returns 0 and a
@@ -158,22 +184,22 @@ int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *sto
 int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t **segs_p,
                                size_t *nsegs_p);
 
-ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode);
-ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+SFIO_EXPORT ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode);
+SFIO_EXPORT ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
                                     const mca_common_sfio_sieve_policy_t *policy);
-ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request,
+SFIO_EXPORT ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request,
                                       mca_common_sfio_atomic_mode_t mode);
-ssize_t mca_common_sfio_fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request,
+SFIO_EXPORT ssize_t mca_common_sfio_fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request,
                                      mca_common_sfio_atomic_mode_t mode,
                                      const mca_common_sfio_sieve_policy_t *policy);
-bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req);
+SFIO_EXPORT bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req);
 
 /* fbtl_check_atomicity (Open MPI 5.0, called by MPI_File_set_atomicity(fh,
  * 1); a false answer makes that call fail with MPI_ERR_IO): true when fh
  * can be atomic in mode: versioned needs fs/versioned's store, the lock
  * modes need working fcntl byte-range locks, auto takes either. */
-bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode);
-void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req);
+SFIO_EXPORT bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode);
+SFIO_EXPORT void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req);
 
 /* ---- atomic-call boundary ----
  * OMPIO splits an independent access into cycles and calls the fbtl once
@@ -183,9 +209,7 @@ void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req);
  * call: -1 on 4.1, INT_MAX on 5.0, see sfio_ompi_compat.h).  The callback
  * has no file argument, so the wrapper answers so when any tracked file of
  * this process is atomic; for non-atomic files that only means fewer,
- * larger cycles. */
-int mca_common_sfio_ompio_track(ompio_file_t *fh);
-void mca_common_sfio_ompio_untrack(ompio_file_t *fh);
+ * larger cycles.  fs open and the fbtl over a stock fs track their files. */
 
 END_C_DECLS
 

@@ -186,6 +186,7 @@ static void *pipeline_helper(void *arg)
 {
     unsigned id = (unsigned) (uintptr_t) arg;
     pipeline_t *p = &pipeline;
+    (void) pthread_setname_np(pthread_self(), "sfio-io");
     uint64_t seen = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {

@@ -6,6 +6,8 @@
 #ifndef MCA_COMMON_SFIO_POSIXIO_H
 #define MCA_COMMON_SFIO_POSIXIO_H
 
+#include "sfio_export.h"
+
 #include <stdbool.h>
 #include <sys/types.h>
 #include "sfio_iobatch.h"
@@ -24,12 +26,12 @@ void mca_common_sfio_scratch_fini(mca_common_sfio_scratch_t *scratch);
  * round trip; one at a time, a call of n small pieces pays n of them.
  * 0 (auto): 8 for files on a network file system (_fs_is_network), else 1;
  * 1: one request at a time.  Set once by the fbtl from its parameters. */
-extern unsigned mca_common_sfio_posix_depth;
+SFIO_EXPORT extern unsigned mca_common_sfio_posix_depth;
 /* Whether statfs's f_type names a network file system (NFS, Lustre, GPFS,
  * BeeGFS, CephFS, PVFS2/OrangeFS, CIFS/SMB2, AFS). */
 bool mca_common_sfio_fs_is_network(long f_type);
 /* Calls with fewer segments than this stay on the calling thread. */
-extern size_t mca_common_sfio_posix_depth_min_segs;
+SFIO_EXPORT extern size_t mca_common_sfio_posix_depth_min_segs;
 
 /* Stops and joins the helper threads (before the code that runs them is
  * unloaded); the next pipelined call starts them again. */

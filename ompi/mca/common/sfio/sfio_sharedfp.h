@@ -24,6 +24,8 @@
 #ifndef MCA_COMMON_SFIO_SHAREDFP_H
 #define MCA_COMMON_SFIO_SHAREDFP_H
 
+#include "sfio_export.h"
+
 #include "ompi_config.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
 #include "ompi/mca/sharedfp/sharedfp.h"
@@ -45,42 +47,42 @@ typedef struct mca_common_sfio_sharedfp_options_t {
  * created for these ranks (shm asked for across nodes; rma without an
  * MPI window, as over TCP with Open MPI 4.1): the component then steps
  * aside and Open MPI selects a stock one.  Sets *why_p to the reason. */
-bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
+SFIO_EXPORT bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
                                      const mca_common_sfio_sharedfp_options_t *options,
                                      const char **why_p);
 /* Collective: another component won the file; frees what _query made. */
-void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh);
+SFIO_EXPORT void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh);
 
-int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
+SFIO_EXPORT int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
                                   int amode, struct opal_info_t *info, ompio_file_t *fh,
                                   const mca_common_sfio_sharedfp_options_t *options);
-int mca_common_sfio_sharedfp_close(ompio_file_t *fh);
+SFIO_EXPORT int mca_common_sfio_sharedfp_close(ompio_file_t *fh);
 
-int mca_common_sfio_sharedfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence);
-int mca_common_sfio_sharedfp_get_position(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *offset);
+SFIO_EXPORT int mca_common_sfio_sharedfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence);
+SFIO_EXPORT int mca_common_sfio_sharedfp_get_position(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *offset);
 
-int mca_common_sfio_sharedfp_write(ompio_file_t *fh, const void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_sharedfp_write(ompio_file_t *fh, const void *buf, int count,
                                    struct ompi_datatype_t *datatype, ompi_status_public_t *status);
-int mca_common_sfio_sharedfp_read(ompio_file_t *fh, void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_sharedfp_read(ompio_file_t *fh, void *buf, int count,
                                   struct ompi_datatype_t *datatype, ompi_status_public_t *status);
-int mca_common_sfio_sharedfp_iwrite(ompio_file_t *fh, const void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_sharedfp_iwrite(ompio_file_t *fh, const void *buf, int count,
                                     struct ompi_datatype_t *datatype, ompi_request_t **request);
-int mca_common_sfio_sharedfp_iread(ompio_file_t *fh, void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_sharedfp_iread(ompio_file_t *fh, void *buf, int count,
                                    struct ompi_datatype_t *datatype, ompi_request_t **request);
 
-int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
                                            struct ompi_datatype_t *datatype,
                                            ompi_status_public_t *status);
-int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count,
                                           struct ompi_datatype_t *datatype,
                                           ompi_status_public_t *status);
-int mca_common_sfio_sharedfp_write_ordered_begin(ompio_file_t *fh, const void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_sharedfp_write_ordered_begin(ompio_file_t *fh, const void *buf, int count,
                                                  struct ompi_datatype_t *datatype);
-int mca_common_sfio_sharedfp_write_ordered_end(ompio_file_t *fh, const void *buf,
+SFIO_EXPORT int mca_common_sfio_sharedfp_write_ordered_end(ompio_file_t *fh, const void *buf,
                                                ompi_status_public_t *status);
-int mca_common_sfio_sharedfp_read_ordered_begin(ompio_file_t *fh, void *buf, int count,
+SFIO_EXPORT int mca_common_sfio_sharedfp_read_ordered_begin(ompio_file_t *fh, void *buf, int count,
                                                 struct ompi_datatype_t *datatype);
-int mca_common_sfio_sharedfp_read_ordered_end(ompio_file_t *fh, void *buf,
+SFIO_EXPORT int mca_common_sfio_sharedfp_read_ordered_end(ompio_file_t *fh, void *buf,
                                               ompi_status_public_t *status);
 
 END_C_DECLS

@@ -114,7 +114,7 @@ static int versioned_open(void)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_fbtl_versioned_output = mca_common_sfio_component_output_open("fbtl:versioned",
+    mca_fbtl_versioned_output = mca_common_sfio_engine_open("fbtl:versioned",
                                                                       mca_fbtl_versioned_verbose);
     mca_fbtl_versioned_sieve = (mca_common_sfio_sieve_policy_t) {
         .enabled = sieve_enabled,
@@ -132,7 +132,7 @@ static int versioned_open(void)
 
 static int versioned_close(void)
 {
-    mca_common_sfio_component_close(mca_fbtl_versioned_output);
+    mca_common_sfio_engine_close(mca_fbtl_versioned_output);
     mca_fbtl_versioned_output = -1;
     return OMPI_SUCCESS;
 }

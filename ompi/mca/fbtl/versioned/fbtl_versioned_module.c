@@ -4,38 +4,17 @@
  */
 #include "ompi_config.h"
 
-#include <string.h>
-
 #include "fbtl_versioned.h"
 #include "sfio_ompio.h"
 
-static bool over_fs_versioned(const ompio_file_t *fh)
-{
-    return NULL != fh->f_fs_component &&
-           0 == strcmp(fh->f_fs_component->mca_component_name, "versioned");
-}
-
 static int versioned_module_init(ompio_file_t *fh)
 {
-    mca_common_sfio_output = mca_fbtl_versioned_output;
-    /* fs/versioned installs the cycle-size wrapper itself; over a stock fs
-     * this component does.  One owner per file keeps the wrapper chain
-     * one link long (each DSO has its own copy of the engine). */
-    if (!over_fs_versioned(fh)) {
-        /* Over a stock fs, also see set_view and collective calls (through
-         * a proxy of the fs module whose open installs the hooks). */
-        int rc = mca_common_sfio_ompio_track(fh);
-        return OMPI_SUCCESS == rc ? mca_common_sfio_hooks_wrap_fs(fh) : rc;
-    }
-    return OMPI_SUCCESS;
+    return mca_common_sfio_fbtl_module_init(fh);
 }
 
 static int versioned_module_finalize(ompio_file_t *fh)
 {
-    if (!over_fs_versioned(fh)) {
-        mca_common_sfio_ompio_untrack(fh);
-        mca_common_sfio_hooks_release(fh);
-    }
+    mca_common_sfio_fbtl_module_finalize(fh);
     return OMPI_SUCCESS;
 }
 

@@ -193,7 +193,7 @@ static int adaptive_open(void)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_fcoll_adaptive_output = mca_common_sfio_component_output_open("fcoll:adaptive",
+    mca_fcoll_adaptive_output = mca_common_sfio_engine_open("fcoll:adaptive",
                                                                       adaptive_verbose);
     options_from_params();
     return OMPI_SUCCESS;
@@ -201,7 +201,7 @@ static int adaptive_open(void)
 
 static int adaptive_close(void)
 {
-    mca_common_sfio_component_close(mca_fcoll_adaptive_output);
+    mca_common_sfio_engine_close(mca_fcoll_adaptive_output);
     mca_fcoll_adaptive_output = -1;
     return OMPI_SUCCESS;
 }

@@ -156,14 +156,14 @@ static int versioned_open(void)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_fs_versioned_output = mca_common_sfio_component_output_open("fs:versioned",
+    mca_fs_versioned_output = mca_common_sfio_engine_open("fs:versioned",
                                                                     mca_fs_versioned_verbose);
     return OMPI_SUCCESS;
 }
 
 static int versioned_close(void)
 {
-    mca_common_sfio_component_close(mca_fs_versioned_output);
+    mca_common_sfio_engine_close(mca_fs_versioned_output);
     mca_fs_versioned_output = -1;
     return OMPI_SUCCESS;
 }

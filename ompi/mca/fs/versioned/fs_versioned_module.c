@@ -12,18 +12,18 @@
 static int versioned_module_init(ompio_file_t *fh)
 {
     fh->f_fstype = UFS;   /* POSIX semantics: stock fcoll/fbtl treat us like ufs */
-    return OMPI_SUCCESS;
+    return mca_common_sfio_fs_module_init(fh);
 }
 
 static int versioned_module_finalize(ompio_file_t *fh)
 {
+    mca_common_sfio_fs_module_finalize(fh);
     return OMPI_SUCCESS;
 }
 
 static int versioned_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                                struct opal_info_t *info, ompio_file_t *fh)
 {
-    mca_common_sfio_output = mca_fs_versioned_output;
     mca_common_sfio_fs_options_t options = {
         .versioned_store = mca_fs_versioned_store,
         .store_dir = mca_fs_versioned_store_dir_storage ? *mca_fs_versioned_store_dir_storage : NULL,
@@ -43,7 +43,6 @@ static int versioned_file_open(struct ompi_communicator_t *comm, const char *fil
     if (MPI_SUCCESS != rc) {
         return rc;
     }
-    rc = mca_common_sfio_ompio_track(fh);
     opal_output_verbose(10, mca_fs_versioned_output, "fs:versioned: opened %s (rank %d of %d)",
                         filename, fh->f_rank, fh->f_size);
     return rc;
@@ -51,7 +50,6 @@ static int versioned_file_open(struct ompi_communicator_t *comm, const char *fil
 
 static int versioned_file_close(ompio_file_t *fh)
 {
-    mca_common_sfio_ompio_untrack(fh);
     return mca_common_sfio_fs_close(fh);
 }
 

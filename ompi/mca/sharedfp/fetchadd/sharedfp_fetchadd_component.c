@@ -84,13 +84,13 @@ static int fetchadd_open(void)
         return rc;
     }
     mca_sharedfp_fetchadd_output =
-        mca_common_sfio_component_output_open("sharedfp:fetchadd", mca_sharedfp_fetchadd_verbose);
+        mca_common_sfio_engine_open("sharedfp:fetchadd", mca_sharedfp_fetchadd_verbose);
     return OMPI_SUCCESS;
 }
 
 static int fetchadd_close(void)
 {
-    mca_common_sfio_component_close(mca_sharedfp_fetchadd_output);
+    mca_common_sfio_engine_close(mca_sharedfp_fetchadd_output);
     mca_sharedfp_fetchadd_output = -1;
     return OMPI_SUCCESS;
 }

@@ -41,7 +41,6 @@ static int fetchadd_file_open(struct ompi_communicator_t *comm, const char *file
                               struct opal_info_t *info, ompio_file_t *fh)
 {
     mca_common_sfio_sharedfp_options_t o = options();
-    mca_common_sfio_output = mca_sharedfp_fetchadd_output;
     return mca_common_sfio_sharedfp_open(comm, filename, amode, info, fh, &o);
 }
 
@@ -70,7 +69,6 @@ mca_sharedfp_fetchadd_component_file_query(ompio_file_t *fh, int *priority)
     const char *why = NULL;
     mca_common_sfio_sharedfp_options_t o = options();
     *priority = 0;
-    mca_common_sfio_output = mca_sharedfp_fetchadd_output;
     /* collective: creates the file's shared pointer now, so that a backend
      * that cannot serve these ranks makes the component step aside (Open
      * MPI then selects a stock one) instead of failing MPI_File_open */

@@ -1,0 +1,73 @@
+/*
+ * sfio_path: the operations tables of the I/O paths (see header).
+ */
+#include "sfio_path.h"
+#include "sfio_locks.h"
+
+static int versions_write(int fd, const mca_common_sfio_path_t *p,
+                          const mca_common_sfio_ioseg_t *segs, size_t nsegs, uint64_t *written_p)
+{
+    (void) fd;
+    return mca_common_sfio_vstore_write(p->store, segs, nsegs, true, p->objects, written_p);
+}
+
+static int store_write(int fd, const mca_common_sfio_path_t *p,
+                       const mca_common_sfio_ioseg_t *segs, size_t nsegs, uint64_t *written_p)
+{
+    (void) fd;
+    return mca_common_sfio_vstore_write(p->store, segs, nsegs, false, p->objects, written_p);
+}
+
+static int store_read(int fd, const mca_common_sfio_path_t *p,
+                      const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                      const mca_common_sfio_sieve_policy_t *policy,
+                      mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
+{
+    (void) fd;
+    return mca_common_sfio_vstore_read(p->store, segs, nsegs, policy, scratch, read_p);
+}
+
+static int locked_write(int fd, const mca_common_sfio_path_t *p,
+                        const mca_common_sfio_ioseg_t *segs, size_t nsegs, uint64_t *written_p)
+{
+    return mca_common_sfio_locked_write(fd, p->lockmode, segs, nsegs, p->objects, p->pcache,
+                                        written_p);
+}
+
+static int locked_read(int fd, const mca_common_sfio_path_t *p,
+                       const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                       const mca_common_sfio_sieve_policy_t *policy,
+                       mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
+{
+    return mca_common_sfio_locked_read(fd, p->lockmode, segs, nsegs, p->objects, p->pcache,
+                                       policy, scratch, read_p);
+}
+
+static int posix_write(int fd, const mca_common_sfio_path_t *p,
+                       const mca_common_sfio_ioseg_t *segs, size_t nsegs, uint64_t *written_p)
+{
+    (void) p;
+    return mca_common_sfio_posix_write_segs(fd, segs, nsegs, written_p);
+}
+
+static int posix_read(int fd, const mca_common_sfio_path_t *p,
+                      const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                      const mca_common_sfio_sieve_policy_t *policy,
+                      mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
+{
+    (void) p;
+    return mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, scratch, read_p);
+}
+
+const mca_common_sfio_path_ops_t mca_common_sfio_path_versions = {
+    .name = "versions", .write = versions_write, .read = store_read,
+};
+const mca_common_sfio_path_ops_t mca_common_sfio_path_store = {
+    .name = "store", .write = store_write, .read = store_read,
+};
+const mca_common_sfio_path_ops_t mca_common_sfio_path_locked = {
+    .name = "locks", .write = locked_write, .read = locked_read,
+};
+const mca_common_sfio_path_ops_t mca_common_sfio_path_posix = {
+    .name = "posix", .write = posix_write, .read = posix_read,
+};
