@@ -1,6 +1,6 @@
 /*
  * sfio_bench.c - one MPI-IO benchmark program with named scenarios taken from
- * the seed papers.  Every scenario verifies its data before it reports a
+ * the papers the suite implements (README, "References").  Every scenario verifies its data before it reports a
  * number; a failed verification prints "VERIFY FAILED ..." and the program
  * exits with status 3 without printing any RESULT line.
  *
@@ -903,7 +903,7 @@ static void usage(void)
         "usage: sfio_bench -s SCENARIO [options]\n"
         "scenarios:\n"
         "  noncontig  same bytes per rank split into --regions R regions (interleaved)\n"
-        "  tilerow    row of np overlapping tiles (MPI-tile-IO, seed 000)\n"
+        "  tilerow    row of np overlapping tiles (MPI-tile-IO, versioning, Tran et al.)\n"
         "  tiles2d    2-D grid of overlapping tiles (MPI_Dims_create; 9 ranks = 3x3)\n"
         "  block3d    ROMIO coll_perf 3-D block array (write and read)\n"
         "  flash      FLASH-IO checkpoint: memory by block, file by variable\n"

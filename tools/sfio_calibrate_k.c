@@ -1,5 +1,5 @@
 /*
- * sfio-calibrate-k: seed 003 step 1.  Measures k, the smallest write size
+ * sfio-calibrate-k: Gabriel's step 1.  Measures k, the smallest write size
  * that (nearly) saturates one process's write bandwidth on a file system,
  * by writing a file sequentially with increasing request sizes, and
  * optionally records it where Open MPI reads MCA parameters

@@ -41,8 +41,9 @@
 # be one atomic unit); t_serial --collective-only; t_stall (rank 1 sleeps
 # 5 s; at the middle count also rank 0 for 3 s); crash_test.sh; at counts
 # <= 4 crash_test.sh --first-write.  Every run
-# has a timeout (120 s; 300 s for crash_test.sh).  Output: "PASS name
-# (time)" or "FAIL name (time): detail" per entry, then "N passed, N failed";
+# has a timeout (120 s; 300 s for crash_test.sh).  Output (TAP, so that
+# `make check` counts every entry): "ok - name (time)" or "not ok - name
+# (time): detail" per entry, then "N passed, N failed" and the plan "1..N";
 # exit status non-zero on any failure.
 #
 # Component path: when SFIO_COMPONENT_PATH is set, Open MPI loads
@@ -83,7 +84,7 @@ while [ $# -gt 0 ]; do
     --bindir) bindir=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -u$/{/^set -u$/d;p}' "$0"; exit 0 ;;
     *) echo "run_atomic_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -173,7 +174,7 @@ run() {
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s", b - a }')
     if [ $rc = 0 ] && ! grep -q '^FAIL' "$log"; then
         passed=$((passed + 1))
-        echo "PASS $name ($secs)"
+        echo "ok - $name ($secs)"
     else
         failed=$((failed + 1))
         local detail
@@ -181,7 +182,7 @@ run() {
         local fl
         fl=$(grep -m4 '^FAIL' "$log" | cut -c1-300)
         [ -z "$fl" ] && fl=$(grep -v '^ *$' "$log" | grep -v -- '^---' | head -4 | cut -c1-300)
-        echo "FAIL $name ($secs): $detail (log $log)"
+        echo "not ok - $name ($secs): $detail (log $log)"
         [ -n "$fl" ] && echo "$fl" | sed 's/^/    /'
     fi
     return 0
@@ -310,4 +311,5 @@ else
     rm -rf "$workdir"
 fi
 echo "$passed passed, $failed failed"
+echo "1..$((passed + failed))"
 [ $failed = 0 ]

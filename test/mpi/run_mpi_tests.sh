@@ -19,57 +19,9 @@
 #   --np LIST       process counts (default "1 2 4 8"; --quick: "1 4")
 #   --quick         only the default configuration, np "1 4" unless --np given
 #   --configs LIST  configurations (default "default smallbuf", plus
-#                   "fetchadd_rma depth8-versioned" on the suite stack):
-#                     default       no extra parameters
-#                     atomic-versioned  atomicity on in every subtest, atomic
-#                                   mode forced to versioned
-#                     atomic-versioned-mem  the same with the store in memory
-#                                   (fs_versioned_store_dir /dev/shm): atomic
-#                                   private pieces are deferred to the log and
-#                                   folds write windows with holes
-#                     depth8-versioned  fbtl_versioned_io_depth 8 and
-#                                   io_depth_min_pieces 2 (accesses of many
-#                                   pieces issued by several threads), atomic
-#                                   mode forced to versioned
-#                     smallbuf      io_ompio_cycle_buffer_size 4096 and
-#                                   io_ompio_bytes_per_agg 8192: multi-cycle
-#                                   independent and collective paths
-#                     fcoll_<name>  force --mca fcoll <name> (e.g. fcoll_two_phase;
-#                                   skipped when this Open MPI lacks it: 5.0
-#                                   has no two_phase)
-#                     adaptive_<alg>  fcoll adaptive with fcoll_adaptive_algorithm <alg>
-#                                   and fcoll_adaptive_k 2048 (many aggregators)
-#                                   and k = 2048 (many aggregators)
-#                                   (auto individual two_phase dynamic static)
-#                     adaptive-n3_<alg>  3 aggregators forced (groups of
-#                                   several ranks), 4 KiB cycles
-#                     adaptive-smallbuf_<alg>  the same with the smallbuf sizes
-#                                   (many cycles, double buffering exercised)
-#                     adaptive-async_<alg>  adaptive-smallbuf_<alg> with queued
-#                                   cycle writes and reads (fcoll_adaptive_async_io 1:
-#                                   the fbtl's ipwritev / ipreadv, POSIX AIO in stock
-#                                   fbtl/posix, the worker thread in fbtl/versioned)
-#                     adaptive-asyncq_<alg>  queued I/O with automatic cycles:
-#                                   fcoll_adaptive_async_min_cycles shrinks them to
-#                                   1/8 of the busiest aggregator's bytes (floor
-#                                   512 B here), so odd cycle sizes
-#                     place-block2_<alg>, place-cyclic2_<alg>  fcoll adaptive, 3
-#                                   aggregators forced, on 2 emulated nodes
-#                                   (fcoll_adaptive_emulate_nodes block:2 or
-#                                   cyclic:2); the run also fails unless every
-#                                   call's aggregators (verbose 1) cover both
-#                                   nodes with counts differing by at most 1
-#                     fault_<alg>   fcoll adaptive, <alg> forced, under the faultio
-#                                   preload (file accesses past an offset fail with
-#                                   EIO); runs only t_fault
-#                     fault-async_<alg>  the same with queued cycle I/O and 4 KiB
-#                                   cycles (failed AIO requests)
-#                     fetchadd_rma  sharedfp/fetchadd with its multi-node backend
-#                                   (MPI one-sided) forced; runs only the
-#                                   shared-pointer programs (t_shared t_fetchadd)
-#                     fetchadd_nodirect  sharedfp/fetchadd without its direct path
-#                     fetchadd_baddir  sharedfp_fetchadd_shm_dir names a missing
-#                                   directory: a warning, the page in /dev/shm
+#                   "fetchadd_rma depth8-versioned" on the suite stack); every
+#                   configuration, what it passes to mpirun and the named
+#                   lists are in mpi_configs.sh
 #   --bindir DIR    where the test programs are (default: the current directory
 #                   if it holds them, else they are built with ${MPICC:-mpicc}
 #                   -O2 -Wall into ${TMPDIR:-/tmp}/sfio-mpi-bin)
@@ -96,10 +48,13 @@
 # Every program x np x config is one run with a 120 s timeout; a run passes
 # when the program exits 0 (no FAIL line; xfail lines are known stock bugs,
 # xpass lines are such subtests that happened to pass: neither counts).
+# Each run prints one TAP line, "ok - PROG np=N config=C (...)" or
+# "not ok - ..." ("# SKIP" where fetchadd stepped aside across nodes).
+# The configurations and the default lists are in mpi_configs.sh.
 # The programs see SFIO_TEST_STACK (stock|suite), SFIO_TEST_CONFIG and
 # SFIO_TEST_DIR; SFIO_TEST_ONLY=a,b / SFIO_TEST_SKIP=a,b filter subtests by name.
-# The last line is "N passed, N failed"; the exit status is non-zero on any
-# failure. Test files go to a fresh directory under $SFIO_TEST_DIR (default
+# The last lines are "N passed, N failed" and the TAP plan "1..N"; the exit
+# status is non-zero on any failure. Test files go to a fresh directory under $SFIO_TEST_DIR (default
 # /tmp), removed at the end unless --keep or a run failed (logs are kept).
 set -u
 
@@ -112,6 +67,7 @@ programs=
 keep=0
 nodes=0
 srcdir=$(cd "$(dirname "$0")" && pwd)
+. "$srcdir/mpi_configs.sh"   # config_mca and the default lists
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -138,8 +94,8 @@ done
 # components are not held to it (sm: same-basename files share a semaphore;
 # lockedfile: lock files), so it runs on the suite stack only.
 if [ -z "$programs" ]; then
-    programs="t_views t_calls t_nonblocking t_nbcoll t_shared t_amode"
-    [ "$stack" = suite ] && programs="$programs t_fetchadd t_pcache t_engine"
+    programs=$SFIO_DEFAULT_PROGRAMS
+    [ "$stack" = suite ] && programs="$programs $SFIO_SUITE_EXTRA_PROGRAMS"
 fi
 
 case "$stack" in
@@ -150,11 +106,11 @@ fbtl-ufs) stack_mca="--mca fs ufs --mca fbtl versioned" ;;
 *) echo "run_mpi_tests.sh: --stack must be suite, stock, adaptive or fbtl-ufs" >&2; exit 2 ;;
 esac
 if [ -z "$nps" ]; then
-    if [ $quick = 1 ]; then nps="1 4"; else nps="1 2 4 8"; fi
+    if [ $quick = 1 ]; then nps=$SFIO_QUICK_NPS; else nps=$SFIO_DEFAULT_NPS; fi
 fi
 if [ -z "$configs" ]; then
-    if [ $quick = 1 ]; then configs="default"; else configs="default smallbuf"; fi
-    if [ $quick = 0 ] && [ "$stack" = suite ]; then configs="$configs fetchadd_rma depth8-versioned"; fi
+    if [ $quick = 1 ]; then configs=$SFIO_QUICK_CONFIGS; else configs=$SFIO_DEFAULT_CONFIGS; fi
+    if [ $quick = 0 ] && [ "$stack" = suite ]; then configs="$configs $SFIO_SUITE_EXTRA_CONFIGS"; fi
 fi
 
 # Locate or build the programs.
@@ -223,35 +179,6 @@ mkdir -p "$logdir"
 export SFIO_TEST_DIR=$workdir
 export SFIO_TEST_STACK=$stack
 
-config_mca() {
-    case "$1" in
-    default) echo "" ;;
-    smallbuf) echo "--mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
-    fcoll_*) echo "--mca fcoll ${1#fcoll_}" ;;
-    adaptive_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive_}" ;;
-    adaptive-n3_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_algorithm ${1#adaptive-n3_} --mca io_ompio_bytes_per_agg 8192" ;;
-    adaptive-async_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_async_io 1 --mca fcoll_adaptive_algorithm ${1#adaptive-async_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
-    adaptive-asyncq_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_async_io 1 --mca fcoll_adaptive_async_min_cycle_bytes 512 --mca fcoll_adaptive_algorithm ${1#adaptive-asyncq_}" ;;
-    adaptive-smallbuf_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#adaptive-smallbuf_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192" ;;
-    nodes-block_*|nodes-cyclic_*)
-        echo "--mca fcoll adaptive --mca fcoll_adaptive_verbose 1 --mca fcoll_adaptive_num_aggregators $((nodes + 1)) --mca fcoll_adaptive_algorithm ${1#nodes-*_}" ;;
-    place-block2_*|place-cyclic2_*)
-        emu=${1#place-}; emu=${emu%%_*}
-        echo "--mca fcoll adaptive --mca fcoll_adaptive_verbose 1 --mca fcoll_adaptive_num_aggregators 3 --mca fcoll_adaptive_emulate_nodes ${emu%2}:2 --mca fcoll_adaptive_algorithm ${1#place-*_}" ;;
-    fault_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_algorithm ${1#fault_} -x LD_PRELOAD=$faultio" ;;
-    fault-async_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_async_io 1 --mca fcoll_adaptive_algorithm ${1#fault-async_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192 -x LD_PRELOAD=$faultio" ;;
-    fetchadd_rma) echo "--mca sharedfp_fetchadd_backend rma" ;;
-    atomic-listlock) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock" ;;
-    atomic-listlock-cache4k) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_private_cache 4096 --mca fbtl_versioned_private_cache_piece_max 256" ;;
-    atomic-versioned) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode versioned" ;;
-    atomic-versioned-mem) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode versioned --mca fs_versioned_store_dir /dev/shm" ;;
-    depth8-versioned) echo "--mca fbtl_versioned_io_depth 8 --mca fbtl_versioned_io_depth_min_pieces 2 --mca fbtl_versioned_atomic_mode versioned" ;;
-    fetchadd_nodirect) echo "--mca sharedfp_fetchadd_direct 0" ;;
-    fetchadd_baddir) echo "--mca sharedfp_fetchadd_shm_dir /nonexistent/sfio-shm" ;;
-    *) echo "BAD" ;;
-    esac
-}
-
 # fcoll_<name> configurations need that stock component (fcoll/two_phase
 # exists in Open MPI 4.1 only): drop the ones this Open MPI lacks, saying so.
 kept=
@@ -292,6 +219,7 @@ check_placement() {
 
 passed=0
 failed=0
+skipped=0
 failed_runs=
 start=$(date +%s)
 echo "# stack=$stack np=\"$nps\" configs=\"$configs\" bindir=$bindir"
@@ -339,7 +267,8 @@ for cfg in $configs; do
             nodes-*) [ $rc -eq 0 ] && ! check_placement "$log" "$(( np < nodes ? np : nodes ))" >>"$log" && rc=99 ;;
             esac
             if [ -n "$verb" ] && grep -q 'sharedfp:fetchadd: not used for' "$log"; then
-                echo "SKIP $p np=$np config=$cfg (sharedfp/fetchadd stepped aside$(grep -m1 -o 'not used for [^:]*: .*' "$log" | sed 's/^not used for [^:]*//'))"
+                echo "ok - $p np=$np config=$cfg # SKIP sharedfp/fetchadd stepped aside$(grep -m1 -o 'not used for [^:]*: .*' "$log" | sed 's/^not used for [^:]*//')"
+                skipped=$((skipped + 1))
                 continue
             fi
             nok=$(grep -c '^ok ' "$log")
@@ -347,14 +276,14 @@ for cfg in $configs; do
             nx=$(grep -c '^xfail ' "$log")
             if [ $rc -eq 0 ] && [ "$nfail" -eq 0 ] && grep -q '^# .* failed' "$log"; then
                 passed=$((passed + 1))
-                echo "PASS $p np=$np config=$cfg ($nok ok, $nx xfail, ${dt}s)"
+                echo "ok - $p np=$np config=$cfg ($nok ok, $nx xfail, ${dt}s)"
             else
                 failed=$((failed + 1))
                 failed_runs="$failed_runs $p/np$np/$cfg"
                 why="exit $rc"
                 [ $rc -eq 124 ] && why="timeout after 120s"
                 [ $rc -eq 99 ] && why="aggregators not spread over the (emulated) nodes"
-                echo "FAIL $p np=$np config=$cfg ($why; $nok ok, $nfail failed, ${dt}s; log $log)"
+                echo "not ok - $p np=$np config=$cfg ($why; $nok ok, $nfail failed, ${dt}s; log $log)"
                 grep -E '^FAIL ' "$log" | head -20 | sed 's/^/    /'
                 if [ "$nfail" -eq 0 ]; then
                     tail -15 "$log" | sed 's/^/    | /'
@@ -379,4 +308,5 @@ else
 fi
 [ -n "$failed_runs" ] && echo "# failed runs:$failed_runs"
 echo "$passed passed, $failed failed"
+echo "1..$((passed + failed + skipped))"
 [ $failed -eq 0 ]

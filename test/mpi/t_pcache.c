@@ -5,7 +5,7 @@
  * other path (versioned, stock): the program runs in every configuration,
  * and with `--mca fbtl_versioned_atomic_mode listlock` it exercises the
  * cache.  Views: rank q owns blocks q, q + P, q + 2P, ... of BLK bytes (no
- * byte shared: all private, like seed 002's 3-D block pattern).
+ * byte shared: all private, like Aarestad, Ching et al.'s 3-D block pattern).
  *
  *   read_own       write, read back through the same handle before close
  *   atomicity_off  atomic write, set_atomicity(0), plain write of the same

@@ -1,10 +1,13 @@
 #!/bin/bash
 # run_nodes_tests.sh: the cross-node selection of the test suites, on
 # emulated nodes (mpirun-nodes.sh), at each node count with --ppn ranks per
-# node.  Run by `make check` in test/nodes; each step prints its own
-# "N passed, N failed" line (CI sums them), this script none of its own.
+# node.  Run by `make check` in test/nodes as one TAP stream: every MPI and
+# atomic run of the steps is one "ok"/"not ok" line (automake counts
+# them), the bench self-test one line per node count; the plan comes last.
 #
 #   run_nodes_tests.sh --builddir DIR [--nodes "2 4"] [--ppn 2] [--steps "mpi fault place atomic bench"]
+#   (defaults: SFIO_NODES_BUILDDIR, SFIO_NODES_COUNTS, SFIO_NODES_PPN,
+#   SFIO_NODES_STEPS from the environment)
 #
 # Steps, at every node count N (np = N x ppn):
 #   mpi     test/mpi on the suite stack, default configuration: views, calls,
@@ -20,15 +23,20 @@
 #           nodes), so the crash runs, which check the versioned store's
 #           recovery, are left out
 #   bench   bench/selftest.sh at N x ppn ranks (atomic mode versioned not forced)
-# The components are the build tree's ($DIR/components).  Where emulated
-# nodes cannot be made (no unshare, not root), it says so and exits 0.
+# The configurations are named in test/mpi/mpi_configs.sh.  The
+# components are the build tree's ($DIR/components).  Where emulated
+# nodes cannot be made (no unshare, not root), or --nodes is empty, the
+# whole stream is skipped ("1..0 # SKIP ...").
 set -u
+shopt -s lastpipe   # sfio_tap_emit runs in this shell: its counts survive
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-builddir=
-counts="2 4"
-ppn=2
-steps="mpi fault place atomic bench"
+. "$top/test/mpi/mpi_configs.sh"
+# defaults from make check's environment (Makefile.am)
+builddir=${SFIO_NODES_BUILDDIR:-}
+counts=${SFIO_NODES_COUNTS-2 4}
+ppn=${SFIO_NODES_PPN:-2}
+steps=${SFIO_NODES_STEPS:-mpi fault place atomic bench}
 while [ $# -gt 0 ]; do
     case "$1" in
     --builddir) builddir=$2; shift 2 ;;
@@ -42,24 +50,32 @@ done
 [ -n "$builddir" ] || { echo "run_nodes_tests.sh: --builddir is required" >&2; exit 2; }
 builddir=$(cd "$builddir" && pwd)
 
+if [ -z "${counts// /}" ]; then
+    echo "1..0 # SKIP no node counts (SFIO_NODES_COUNTS is empty)"
+    exit 0
+fi
 if ! unshare --uts --mount --propagation unchanged true 2>/dev/null; then
-    echo "# emulated nodes: skipped (unshare --uts --mount is not permitted here; run as root)"
+    echo "1..0 # SKIP emulated nodes: unshare --uts --mount is not permitted here; run as root"
     exit 0
 fi
 if ! "$here/mpirun-nodes.sh" --nodes "${counts##* }" --hosts-only; then
-    echo "# emulated nodes: skipped (/etc/hosts has no entries for them and cannot be written)"
+    echo "1..0 # SKIP emulated nodes: /etc/hosts has no entries for them and cannot be written"
     exit 0
 fi
 
+. "$top/test/sfio_tap.sh"
+
 export SFIO_COMPONENT_PATH=$builddir/components
-rc=0
+tmp=$(mktemp)
 t_all=$(date +%s)
 for n in $counts; do
     np=$(( n * ppn ))
     launcher="$here/mpirun-nodes.sh --nodes $n"
     for step in $steps; do
         t0=$(date +%s)
-        echo "== $n emulated nodes x $ppn ranks: $step"
+        echo "# == $n emulated nodes x $ppn ranks: $step"
+        before=$sfio_tap_failed
+        {
         case "$step" in
         mpi)
             bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \
@@ -67,25 +83,39 @@ for n in $counts; do
         fault)
             bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \
                 --bindir "$builddir/test/mpi" --programs t_fault --np "$np" \
-                --configs "fault_two_phase fault-async_static" ;;
+                --configs "$SFIO_FAULT_SUITE_CONFIGS" ;;
         place)
             bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack adaptive \
                 --bindir "$builddir/test/mpi" --programs t_coll_unequal --np "$np" \
-                --configs "nodes-block_two_phase nodes-block_dynamic nodes-block_static nodes-cyclic_two_phase nodes-cyclic_dynamic nodes-cyclic_static" ;;
+                --configs "$(echo $SFIO_NODES_PLACE_CONFIGS)" ;;
         atomic)
             SFIO_MPIRUN=$launcher bash "$top/test/atomic/run_atomic_tests.sh" --quick \
                 --np "$np" --no-crash --no-first-write --lock-modes "" \
                 --bindir "$builddir/test/atomic" ;;
         bench)
+            # not TAP: one result for the whole self-test
             (cd "$builddir/bench" &&
              SFIO_MPIRUN=$launcher SFIO_CROSS_NODE=1 bash "$top/bench/selftest.sh" --np "$np" \
-                 --bench ./sfio_bench --netstore-lib ./.libs/libnetstore.so) ;;
+                 --bench ./sfio_bench --netstore-lib ./.libs/libnetstore.so) >"$tmp" 2>&1
+            r=$?
+            sed 's/^/  /' "$tmp"
+            summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp" | tail -1)
+            if [ $r = 0 ]; then echo "ok - bench selftest, $n nodes x $ppn: ${summary:-no summary}"
+            else echo "not ok - bench selftest, $n nodes x $ppn: exit $r, ${summary:-no summary}"
+            fi
+            (exit $r) ;;
         *) echo "run_nodes_tests.sh: unknown step '$step'" >&2; exit 2 ;;
         esac
-        r=$?
-        [ $r = 0 ] || rc=1
-        echo "== $n nodes $step: exit $r in $(( $(date +%s) - t0 )) s"
+        } 2>&1 | sfio_tap_emit
+        r=${PIPESTATUS[0]}
+        # a step that stopped before reporting a failed run still fails once
+        if [ "$r" != 0 ] && [ "$sfio_tap_failed" = "$before" ]; then
+            sfio_tap_result $r "$step, $n nodes x $ppn: exit $r without a failed run"
+        fi
+        echo "# == $n nodes $step: exit $r in $(( $(date +%s) - t0 )) s"
     done
 done
+rm -f "$tmp"
 echo "# emulated nodes {$counts} x $ppn: $(( $(date +%s) - t_all )) s"
-exit $rc
+echo "1..$sfio_tap_tests"
+[ "$sfio_tap_failed" = 0 ]

@@ -1,28 +1,21 @@
 /*
- * Unit tests of sfio_collplan: the algorithm catalogue, seed 003's
+ * Unit tests of sfio_collplan: the algorithm catalogue, Gabriel's
  * decision table, the aggregator groups (initial, refined, forced), two-
  * phase domains, dynamic-segmentation cuts and the union of pieces.
  * Random runs are checked against byte-bitmap references and the groups'
  * invariants (_groups_verify) after every step.
  */
-#include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define SFIO_CHECK_RNG xorshift64
+#define SFIO_CHECK_SEED 88172645463325252ull
+#include "sfio_check.h"
 #include "sfio_collplan.h"
 
 typedef mca_common_sfio_coll_rank_t rank_t;
 typedef mca_common_sfio_coll_piece_t piece_t;
 typedef mca_common_sfio_coll_groups_t groups_t;
-
-static uint64_t rnd_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
 
 START_TEST(catalogue_names)
 {
@@ -50,7 +43,7 @@ static int decide(uint64_t c, uint64_t k, uint64_t ss, bool gap)
                                        mca_common_sfio_coll_default_nrules, -1);
 }
 
-START_TEST(decision_table_seed003)
+START_TEST(decision_table_gabriel)
 {
     const uint64_t k = 1 << 20, ss = 64 << 10;
     /* c > k and c > ss: individual, whatever the gap */
@@ -71,7 +64,7 @@ START_TEST(decision_table_seed003)
 }
 END_TEST
 
-/* Our leading rule: heavy overlap on network storage turns seed 003's
+/* Our leading rule: heavy overlap on network storage turns Gabriel's
  * individual into two-phase, and changes nothing else. */
 START_TEST(decision_dup_only_replaces_individual)
 {
@@ -397,7 +390,7 @@ START_TEST(refine_split_and_merge)
     rank_t r[16];
     groups_t g;
     ck_assert_int_eq(mca_common_sfio_coll_groups_init(&g, 16), 0);
-    /* seed 003's picture: 4 rows of 4; each row 4 MiB */
+    /* Gabriel's picture: 4 rows of 4; each row 4 MiB */
     tiles(r, 4, 4, 256, 4096);
     mca_common_sfio_coll_groups_initial(r, 0, &g);
     ck_assert_int_eq(g.ngroups, 4);
@@ -690,7 +683,7 @@ static Suite *suite(void)
     Suite *s = suite_create("collplan");
     TCase *t = tcase_create("core");
     tcase_add_test(t, catalogue_names);
-    tcase_add_test(t, decision_table_seed003);
+    tcase_add_test(t, decision_table_gabriel);
     tcase_add_test(t, decision_custom_rules_first_match);
     tcase_add_test(t, summary_c_and_gap);
     tcase_add_test(t, summary_dup_bound);
@@ -715,11 +708,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(suite());
-    srunner_run_all(r, CK_NORMAL);
-    int nf = srunner_ntests_failed(r);
-    srunner_free(r);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SFIO_CHECK_MAIN(suite)

@@ -7,19 +7,12 @@
  * and no further move of the busiest owner's last kept piece would lower
  * the busiest load.
  */
-#include <check.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "sfio_check.h"
 #include "sfio_foldplan.h"
-
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
 
 #define COST MCA_COMMON_SFIO_FOLDPLAN_HELPER_COST
 
@@ -187,11 +180,4 @@ static Suite *foldplan_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(foldplan_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SFIO_CHECK_MAIN(foldplan_suite)

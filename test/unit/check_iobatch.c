@@ -3,10 +3,10 @@
  * calls, and the choice of read data-sieving windows.  Random runs are
  * checked against a byte-level model of what the plan must cover.
  */
-#include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_iobatch.h"
 
 typedef mca_common_sfio_ioseg_t seg_t;
@@ -65,21 +65,21 @@ END_TEST
  * the segments describe, in the order given, with iov limits honoured. */
 START_TEST(random_batches_cover_segments)
 {
-    srand(1234 + _i);
+    rng_state = (uint64_t) (1234 + _i);
     for (int round = 0; round < 300; ++round) {
-        size_t n = (size_t) (rand() % 40);
+        size_t n = (size_t) (rnd_int() % 40);
         seg_t segs[40];
-        uint64_t off = (uint64_t) (rand() % 64);
+        uint64_t off = (uint64_t) (rnd_int() % 64);
         size_t mpos = 0;
         for (size_t i = 0; i < n; ++i) {
-            uint64_t len = (uint64_t) (rand() % 3 == 0 ? 0 : 1 + rand() % 50);
-            if (rand() % 3 == 0) off += (uint64_t) (rand() % 30);      /* hole */
-            if (rand() % 4 == 0) mpos += (size_t) (rand() % 20);       /* memory gap */
+            uint64_t len = (uint64_t) (rnd_int() % 3 == 0 ? 0 : 1 + rnd_int() % 50);
+            if (rnd_int() % 3 == 0) off += (uint64_t) (rnd_int() % 30);      /* hole */
+            if (rnd_int() % 4 == 0) mpos += (size_t) (rnd_int() % 20);       /* memory gap */
             segs[i] = (seg_t) { off, len, mem + mpos };
             off += len;
             mpos += len;
         }
-        size_t iov_max = 1 + (size_t) (rand() % 5);
+        size_t iov_max = 1 + (size_t) (rnd_int() % 5);
         unsigned char want[4096] = { 0 }, got[4096] = { 0 };
         for (size_t i = 0; i < n; ++i)
             for (uint64_t k = 0; k < segs[i].length; ++k)
@@ -149,19 +149,19 @@ END_TEST
  * window limit, and sieved windows hold ascending, disjoint pieces. */
 START_TEST(random_sieve_windows)
 {
-    srand(99 + _i);
+    rng_state = (uint64_t) (99 + _i);
     for (int round = 0; round < 500; ++round) {
         mca_common_sfio_sieve_policy_t pol = {
-            .enabled = rand() % 4 != 0, .max_gap = (uint64_t) (rand() % 16),
-            .max_window = (uint64_t) (8 + rand() % 100), .max_block = (uint64_t) (1 + rand() % 40)
+            .enabled = rnd_int() % 4 != 0, .max_gap = (uint64_t) (rnd_int() % 16),
+            .max_window = (uint64_t) (8 + rnd_int() % 100), .max_block = (uint64_t) (1 + rnd_int() % 40)
         };
-        size_t n = (size_t) (rand() % 30);
+        size_t n = (size_t) (rnd_int() % 30);
         seg_t segs[30];
         uint64_t off = 0;
         for (size_t i = 0; i < n; ++i) {
-            if (rand() % 8 == 0 && off > 10) off -= 10;               /* go backwards */
-            off += (uint64_t) (rand() % 20);
-            segs[i] = (seg_t) { off, (uint64_t) (rand() % 5 == 0 ? 0 : 1 + rand() % 30), mem };
+            if (rnd_int() % 8 == 0 && off > 10) off -= 10;               /* go backwards */
+            off += (uint64_t) (rnd_int() % 20);
+            segs[i] = (seg_t) { off, (uint64_t) (rnd_int() % 5 == 0 ? 0 : 1 + rnd_int() % 30), mem };
             off += segs[i].length;
         }
         mca_common_sfio_sieve_window_t w;
@@ -206,11 +206,4 @@ static Suite *iobatch_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(iobatch_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SFIO_CHECK_MAIN(iobatch_suite)

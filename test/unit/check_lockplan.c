@@ -3,10 +3,10 @@
  * lists, and the private/shared split of segments.  Random runs compare
  * with byte-level models.
  */
-#include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_lockplan.h"
 
 typedef mca_common_sfio_ioseg_t seg_t;
@@ -50,20 +50,20 @@ END_TEST
  * bytes it adds are exactly the smallest gaps (the least extra locking). */
 START_TEST(coarsen_random_against_model)
 {
-    srand(77 + _i);
+    rng_state = (uint64_t) (77 + _i);
     for (int round = 0; round < 400; ++round) {
         mca_common_sfio_rangelist_t l, orig;
         mca_common_sfio_rangelist_init(&l);
         mca_common_sfio_rangelist_init(&orig);
-        size_t n = 1 + (size_t) (rand() % 60);
-        uint64_t off = (uint64_t) (rand() % 10);
+        size_t n = 1 + (size_t) (rnd_int() % 60);
+        uint64_t off = (uint64_t) (rnd_int() % 10);
         for (size_t i = 0; i < n; ++i) {
-            uint64_t len = 1 + (uint64_t) (rand() % 20);
+            uint64_t len = 1 + (uint64_t) (rnd_int() % 20);
             ck_assert_int_eq(0, mca_common_sfio_rangelist_add(&l, off, len));
             ck_assert_int_eq(0, mca_common_sfio_rangelist_add(&orig, off, len));
-            off += len + 1 + (uint64_t) (rand() % (rand() % 2 ? 3 : 40));
+            off += len + 1 + (uint64_t) (rnd_int() % (rnd_int() % 2 ? 3 : 40));
         }
-        size_t max = (size_t) (rand() % 70);
+        size_t max = (size_t) (rnd_int() % 70);
         uint64_t gaps[64];
         for (size_t i = 1; i < orig.count; ++i)
             gaps[i - 1] = orig.ranges[i].offset - orig.ranges[i - 1].offset - orig.ranges[i - 1].length;
@@ -219,16 +219,16 @@ static void expect_runs(const segs_t *g, mca_common_sfio_rangelist_t *want)
 /* The segments cut at random points and shuffled: the list must not care. */
 static void cut_and_shuffle(segs_t *g, unsigned seed)
 {
-    srand(seed);
+    rng_state = seed;
     size_t n = g->n;
     for (size_t i = 0; i < n && g->n < 8192; ++i)
-        if (g->v[i].length > 1 && rand() % 3 == 0) {
-            uint64_t c = 1 + (uint64_t) rand() % (g->v[i].length - 1);
+        if (g->v[i].length > 1 && rnd_int() % 3 == 0) {
+            uint64_t c = 1 + (uint64_t) rnd_int() % (g->v[i].length - 1);
             g->v[g->n++] = (seg_t) { g->v[i].offset + c, g->v[i].length - c, mem };
             g->v[i].length = c;
         }
     for (size_t i = g->n; i > 1; --i) {
-        size_t k = (size_t) rand() % i;
+        size_t k = (size_t) rnd_int() % i;
         seg_t t = g->v[i - 1]; g->v[i - 1] = g->v[k]; g->v[k] = t;
     }
 }
@@ -269,12 +269,12 @@ START_TEST(datatype_lists_match_byte_map)
     g.n = 0; gen_vector(&g, 0, 40, 4, 4, 4); check_lists(&g, seed + 2);
     g.n = 0; gen_vector(&g, 100, 1, 9, 9, 1); check_lists(&g, seed + 3);
     /* indexed with holes and touching blocks, random */
-    srand(seed + 4);
+    rng_state = (uint64_t) (seed + 4);
     g.n = 0;
-    for (uint64_t off = (uint64_t) (rand() % 16); off < 30000;) {
-        uint64_t len = 1 + (uint64_t) (rand() % 200);
+    for (uint64_t off = (uint64_t) (rnd_int() % 16); off < 30000;) {
+        uint64_t len = 1 + (uint64_t) (rnd_int() % 200);
         emit(&g, off, len);
-        off += len + (uint64_t) (rand() % 3 ? rand() % 50 : 0);
+        off += len + (uint64_t) (rnd_int() % 3 ? rnd_int() % 50 : 0);
     }
     check_lists(&g, seed + 5);
     /* subarrays: 2-D tile, 3-D block, full rows (merge into one run) */
@@ -305,7 +305,7 @@ START_TEST(datatype_lists_match_byte_map)
 }
 END_TEST
 
-int main(void)
+static Suite *lockplan_suite(void)
 {
     Suite *s = suite_create("sfio_lockplan");
     TCase *tc = tcase_create("core");
@@ -314,9 +314,7 @@ int main(void)
     tcase_add_test(tc, split_private_keeps_memory);
     tcase_add_loop_test(tc, datatype_lists_match_byte_map, 0, 5);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+SFIO_CHECK_MAIN(lockplan_suite)

@@ -6,7 +6,6 @@
  * needs a local file system with byte-range locks (TMPDIR, else /tmp).
  */
 #define _GNU_SOURCE
-#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -21,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sfio_check.h"
 #include "sfio_locks.h"
 
 #define BLOCK   64u                 /* lock ranges are whole blocks */
@@ -46,23 +46,15 @@ typedef struct {
     _Atomic int violations;
 } board_t;
 
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /* A random list of 1..12 block ranges, unsorted and overlapping, as the
  * segments of a view would give; the lock plan sorts and merges it. */
 static void random_list(uint64_t *s, mca_common_sfio_rangelist_t *locks)
 {
     static char mem[1];
     mca_common_sfio_ioseg_t segs[12];
-    size_t n = 1 + rnd(s) % 12;
+    size_t n = 1 + xorshift64(s) % 12;
     for (size_t i = 0; i < n; ++i) {
-        uint64_t b = rnd(s) % NBLOCKS, len = 1 + rnd(s) % 32;
+        uint64_t b = xorshift64(s) % NBLOCKS, len = 1 + xorshift64(s) % 32;
         if (b + len > NBLOCKS) len = NBLOCKS - b;
         segs[i] = (mca_common_sfio_ioseg_t) { b * BLOCK, len * BLOCK, mem };
     }
@@ -100,12 +92,12 @@ static void worker(board_t *bd, int me)
     alarm(60);   /* a deadlock ends the worker with SIGALRM */
     for (int r = 0; r < ROUNDS && fd >= 0; ++r) {
         random_list(&s, &locks);
-        bool excl = 0 != rnd(&s) % 3;
+        bool excl = 0 != xorshift64(&s) % 3;
         if (0 != mca_common_sfio_locks_acquire(fd, &locks, excl)) {
             _exit(3);
         }
         hold(bd, &locks, me, excl, +1);
-        if (0 == rnd(&s) % 8) {
+        if (0 == xorshift64(&s) % 8) {
             sched_yield();
         }
         hold(bd, &locks, me, excl, -1);
@@ -201,7 +193,7 @@ START_TEST(killed_holder_leaves_nothing_locked)
 }
 END_TEST
 
-int main(void)
+static Suite *locks_suite(void)
 {
     Suite *s = suite_create("sfio_locks");
     TCase *tc = tcase_create("ofd");
@@ -209,9 +201,7 @@ int main(void)
     tcase_add_test(tc, random_lists_never_deadlock_or_overlap);
     tcase_add_test(tc, killed_holder_leaves_nothing_locked);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+SFIO_CHECK_MAIN(locks_suite)

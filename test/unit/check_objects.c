@@ -1,17 +1,17 @@
 /*
- * Unit tests of sfio_objects (seed 004): worked examples (the paper's
+ * Unit tests of sfio_objects (object-based files, Logan and Dickens): worked examples (the paper's
  * figure-2 derivation, finite prefixes, overlapping tiles, LCM periods,
  * dense views, "too complex"), verify() after every compute, and seeded
  * random views compared with a brute-force per-byte count of the ranks that
  * can access each byte.
  */
-#include <check.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_objects.h"
 
 typedef mca_common_sfio_objects_t objects_t;
@@ -23,30 +23,7 @@ typedef mca_common_sfio_rangelist_t list_t;
 #define PRIV MCA_COMMON_SFIO_OBJECTS_PRIVATE
 #define SHRD MCA_COMMON_SFIO_OBJECTS_SHARED
 
-/* Check's ck_assert_* writes to a pipe on every passing assertion; REQUIRE
- * only calls into Check on failure (used in loops). */
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
 #define VERIFY(o) REQUIRE(0 == mca_common_sfio_objects_verify(o))
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-    return rnd() % n;
-}
 
 static int class_of(const objects_t *o, uint64_t x)
 {
@@ -77,7 +54,7 @@ static void list_of(list_t *l, const range_t *r, size_t n)
 }
 
 /*
- * Seed 004, figure 2: (a) each process sets its view, (b) views are shared,
+ * Logan and Dickens, figure 2: (a) each process sets its view, (b) views are shared,
  * (c) all view boundaries go into one sorted list without duplicates,
  * (d) one object per pair of consecutive boundaries, with the set of
  * processes that can access it.  The figure's drawing is not in the text we
@@ -90,7 +67,7 @@ static void list_of(list_t *l, const range_t *r, size_t n)
  *   boundaries   0        3     5        8  9       12
  *   objects      [0,3){P0} [3,5){P0,P1} [5,8){P1} [8,9){P1,P2} [9,12){P2}
  */
-START_TEST(test_seed004_figure2)
+START_TEST(test_logan_dickens_figure2)
 {
     const range_t b0[] = { { 0, 5 } }, b1[] = { { 3, 6 } }, b2[] = { { 8, 4 } };
     const view_t v[] = { { 0, b0, 1, 12 }, { 0, b1, 1, 12 }, { 0, b2, 1, 12 } };
@@ -427,7 +404,7 @@ END_TEST
 
 START_TEST(test_flash_all_private)
 {
-    /* seed 004 FLASH-IO: each rank owns one block per variable: no sharing */
+    /* Logan and Dickens' FLASH-IO case: each rank owns one block per variable: no sharing */
     enum { NR = 8, BLK = 4096 };
     range_t b[NR][1];
     view_t v[NR];
@@ -572,7 +549,7 @@ static Suite *objects_suite(void)
 {
     Suite *s = suite_create("sfio_objects");
     TCase *tc = tcase_create("examples");
-    tcase_add_test(tc, test_seed004_figure2);
+    tcase_add_test(tc, test_logan_dickens_figure2);
     tcase_add_test(tc, test_finite_prefix);
     tcase_add_test(tc, test_overlapping_tile_row);
     tcase_add_test(tc, test_lcm_period);
@@ -592,12 +569,4 @@ static Suite *objects_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(objects_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+SFIO_CHECK_MAIN(objects_suite)

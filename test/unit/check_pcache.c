@@ -7,19 +7,12 @@
  * inside one domain each, ascending, per-domain sums, together exactly the
  * cached bytes).
  */
-#include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_pcache.h"
-
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
 
 #define SPAN 4096
 
@@ -168,23 +161,23 @@ END_TEST
 
 START_TEST(random_puts)
 {
-    srand(4242);
+    rng_state = 4242;
     for (int round = 0; round < 300; ++round) {
         mca_common_sfio_pcache_t pc;
         unsigned char val[SPAN] = { 0 }, has[SPAN] = { 0 };
         mca_common_sfio_pcache_init(&pc);
-        int nputs = 1 + rand() % 60;
+        int nputs = 1 + rnd_int() % 60;
         for (int k = 0; k < nputs; ++k) {
             /* a call of several segments, some overlapping each other */
-            int nsegs = 1 + rand() % 4;
+            int nsegs = 1 + rnd_int() % 4;
             mca_common_sfio_ioseg_t segs[4];
             unsigned char *bufs[4];
             for (int s = 0; s < nsegs; ++s) {
-                uint64_t len = (uint64_t) (rand() % (rand() % 4 ? 64 : 700));
-                uint64_t off = (uint64_t) (rand() % (SPAN - (int) len));
+                uint64_t len = (uint64_t) (rnd_int() % (rnd_int() % 4 ? 64 : 700));
+                uint64_t off = (uint64_t) (rnd_int() % (SPAN - (int) len));
                 bufs[s] = malloc(len ? len : 1);
                 for (uint64_t b = 0; b < len; ++b) {
-                    bufs[s][b] = (unsigned char) rand();
+                    bufs[s][b] = (unsigned char) rnd_int();
                 }
                 segs[s] = (mca_common_sfio_ioseg_t) { .offset = off, .length = len, .buf = bufs[s] };
             }
@@ -196,7 +189,7 @@ START_TEST(random_puts)
             }
             check_against(&pc, val, has);
         }
-        check_route(&pc, 1 + rand() % 9, (uint64_t) 1 << (rand() % 10));
+        check_route(&pc, 1 + rnd_int() % 9, (uint64_t) 1 << (rnd_int() % 10));
         mca_common_sfio_pcache_destroy(&pc);
     }
 }
@@ -214,11 +207,4 @@ static Suite *pcache_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(pcache_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SFIO_CHECK_MAIN(pcache_suite)

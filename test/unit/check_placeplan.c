@@ -4,23 +4,16 @@
  * more aggregators than nodes, sockets, groups), then seeded random runs
  * checked for evenness, members-only choices and determinism.
  */
-#include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define SFIO_CHECK_RNG xorshift64
+#define SFIO_CHECK_SEED 0x9e3779b97f4a7c15ull
+#include "sfio_check.h"
 #include "sfio_placeplan.h"
 
 typedef mca_common_sfio_place_topo_t topo_t;
-
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
 
 static topo_t emulated(const char *spec, int n, int *node)
 {
@@ -372,11 +365,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(suite());
-    srunner_run_all(r, CK_NORMAL);
-    int nf = srunner_ntests_failed(r);
-    srunner_free(r);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SFIO_CHECK_MAIN(suite)

@@ -6,7 +6,6 @@
  * needs a local file system (TMPDIR, else /tmp).
  */
 #define _GNU_SOURCE
-#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -15,17 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sfio_check.h"
 #include "sfio_posixio.h"
 
 #define FILE_BYTES (1u << 20)
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 static int scratch_file(char *path, size_t size)
 {
@@ -42,11 +34,11 @@ static int scratch_file(char *path, size_t size)
 static size_t make_segs(uint64_t *seed, char *mem, mca_common_sfio_ioseg_t *segs, size_t max)
 {
     size_t n = 0;
-    uint64_t off = rnd(seed) % 64;
+    uint64_t off = xorshift64(seed) % 64;
     size_t memoff = 0;
     while (n < max) {
-        uint64_t len = rnd(seed) % 700;
-        if (0 == rnd(seed) % 17) {
+        uint64_t len = xorshift64(seed) % 700;
+        if (0 == xorshift64(seed) % 17) {
             len = 0;
         }
         if (off + len > FILE_BYTES || memoff + len > FILE_BYTES) {
@@ -54,10 +46,10 @@ static size_t make_segs(uint64_t *seed, char *mem, mca_common_sfio_ioseg_t *segs
         }
         segs[n++] = (mca_common_sfio_ioseg_t) { .offset = off, .length = len, .buf = mem + memoff };
         memoff += len;
-        off += len + ((rnd(seed) % 3) ? rnd(seed) % 300 : 0);
+        off += len + ((xorshift64(seed) % 3) ? xorshift64(seed) % 300 : 0);
     }
     for (size_t i = n; i > 1; --i) {   /* shuffle: the order must not matter */
-        size_t j = rnd(seed) % i;
+        size_t j = xorshift64(seed) % i;
         mca_common_sfio_ioseg_t t = segs[i - 1];
         segs[i - 1] = segs[j];
         segs[j] = t;
@@ -82,11 +74,11 @@ START_TEST(pipelined_equals_serial)
     ck_assert_ptr_nonnull(back);
     uint64_t seed = 0x9e3779b97f4a7c15ULL + (uint64_t) _i;
     for (size_t i = 0; i < FILE_BYTES; ++i) {
-        mem[i] = (char) (rnd(&seed) & 0xff);
+        mem[i] = (char) (xorshift64(&seed) & 0xff);
     }
     static const unsigned depths[] = { 2, 3, 8, 64 };
     for (int round = 0; round < 12; ++round) {
-        size_t n = make_segs(&seed, mem, segs, 1 + rnd(&seed) % MAXSEGS);
+        size_t n = make_segs(&seed, mem, segs, 1 + xorshift64(&seed) % MAXSEGS);
         char pa[256], pb[256];
         int fa = scratch_file(pa, sizeof(pa)), fb = scratch_file(pb, sizeof(pb));
         uint64_t wa = 0, wb = 0, ra = 0, rb = 0;
@@ -171,7 +163,7 @@ START_TEST(network_fs_types)
 }
 END_TEST
 
-int main(void)
+static Suite *posixio_suite(void)
 {
     Suite *s = suite_create("posixio");
     TCase *tc = tcase_create("pipeline");
@@ -180,9 +172,7 @@ int main(void)
     tcase_add_test(tc, pipelined_error);
     tcase_add_test(tc, network_fs_types);
     suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+SFIO_CHECK_MAIN(posixio_suite)

@@ -6,11 +6,13 @@
  * patterns; every mapping checked to be injective and to fill no node
  * beyond its slots; the matrix file format round-trips.
  */
-#include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define SFIO_CHECK_RNG xorshift64
+#define SFIO_CHECK_SEED 0x2545f4914f6cdd1dull
+#include "sfio_check.h"
 #include "sfio_procmap.h"
 
 typedef mca_common_sfio_procmap_arch_t arch_t;
@@ -18,15 +20,6 @@ typedef mca_common_sfio_procmap_arch_t arch_t;
 #define C_PKG 1.0
 #define C_NODE 3.0
 #define C_NET 10.0
-
-static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
 
 static arch_t machine(int nnodes, const int *slots, int packages)
 {
@@ -190,7 +183,7 @@ START_TEST(app_add_saturates)
 }
 END_TEST
 
-/* Seed 003's example: 4 ranks, 2x2 tiles of 4 bytes. */
+/* Gabriel's example: 4 ranks, 2x2 tiles of 4 bytes. */
 static const uint64_t seed_generic[16] = { 0, 7, 0, 0, 7, 0, 1, 0, 0, 1, 0, 7, 0, 0, 7, 0 };
 static const uint64_t seed_special[16] = { 100, 100, 0, 0, 100, 100, 0, 0,
                                            0, 0, 100, 100, 0, 0, 100, 100 };
@@ -490,11 +483,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *r = srunner_create(suite());
-    srunner_run_all(r, CK_NORMAL);
-    int nf = srunner_ntests_failed(r);
-    srunner_free(r);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SFIO_CHECK_MAIN(suite)

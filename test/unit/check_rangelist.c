@@ -1,46 +1,23 @@
 /*
- * Unit tests of sfio_rangelist: add/normalize (seed 002 lock lists),
+ * Unit tests of sfio_rangelist: add/normalize (list locks of Aarestad, Ching et al.),
  * intersect/subtract, and the view walker.  Edge cases, verify() after each
  * operation, and seeded random runs against a byte-bitmap reference (sets)
  * and a byte-by-byte typemap expansion (view walks).
  */
-#include <check.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_rangelist.h"
 
 typedef mca_common_sfio_rangelist_t list_t;
 typedef mca_common_sfio_range_t range_t;
 typedef mca_common_sfio_view_t view_t;
 
-/* Check's ck_assert_* writes to a pipe on every passing assertion; REQUIRE
- * only calls into Check on failure (used in loops). */
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
 #define VERIFY(l) REQUIRE(0 == mca_common_sfio_rangelist_verify(l))
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-    return rnd() % n;
-}
 
 static void expect_ranges(const list_t *l, const range_t *want, size_t n)
 {
@@ -99,7 +76,7 @@ END_TEST
 START_TEST(test_normalize_merges)
 {
     list_t l;
-    /* a datatype's pieces in typemap order, as seed 002 collects them */
+    /* a datatype's pieces in typemap order, as Aarestad, Ching et al. collect them */
     const range_t in[] = { { 100, 10 }, { 50, 10 }, { 60, 5 }, { 0, 10 }, { 105, 20 },
                            { 10, 0 }, { 200, 1 }, { 5, 2 }, { 199, 1 }, { 30, 70 } };
     const range_t want[] = { { 0, 10 }, { 30, 95 }, { 199, 2 } };
@@ -570,12 +547,4 @@ static Suite *rangelist_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(rangelist_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+SFIO_CHECK_MAIN(rangelist_suite)

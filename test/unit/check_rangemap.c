@@ -4,45 +4,20 @@
  * with a byte-array reference model (one slot per byte holding version and
  * the aux of that byte).
  */
-#include <check.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_rangemap.h"
 
 typedef mca_common_sfio_rangemap_t map_t;
 typedef mca_common_sfio_rangemap_value_t value_t;
 typedef mca_common_sfio_rangemap_entry_t entry_t;
 
-/* Check's ck_assert_* writes to a pipe on every *passing* assertion (to
- * record the last location), which dominates run time in loops; REQUIRE only
- * calls into Check when the condition fails. */
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
 #define VERIFY(m) REQUIRE(0 == mca_common_sfio_rangemap_verify(m))
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-    return rnd() % n;
-}
 
 static value_t val(uint64_t version, uint64_t aux)
 {
@@ -631,12 +606,4 @@ static Suite *rangemap_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(rangemap_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+SFIO_CHECK_MAIN(rangemap_suite)

@@ -4,12 +4,12 @@
  * is rejected, that malformed headers and wrapping ranges are rejected,
  * decoding of a log of concatenated records, and seeded random round trips.
  */
-#include <check.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_record.h"
 
 typedef mca_common_sfio_range_t range_t;
@@ -27,31 +27,6 @@ typedef mca_common_sfio_record_t record_t;
 #define OFF_VERSION 16
 #define OFF_LOG     24
 #define OFF_SUM     32
-
-/* ck_assert_* talks to Check on every passing assertion; REQUIRE only on
- * failure, which keeps the loops below fast. */
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-    return rnd() % n;
-}
 
 /* An 8-byte aligned buffer for n ranges plus slack bytes (zeroed). */
 static uint64_t *alloc_buf(uint32_t nranges, size_t slack)
@@ -484,12 +459,4 @@ static Suite *record_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(record_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+SFIO_CHECK_MAIN(record_suite)

@@ -6,33 +6,16 @@
  * a file size compared with a byte-by-byte reference on seeded random
  * views (holes, disp, blocks beyond the extent, overlapping blocks).
  */
-#include <check.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "sfio_check.h"
 #include "sfio_sfp.h"
 
 #define SET MCA_COMMON_SFIO_SFP_SEEK_SET
 #define CUR MCA_COMMON_SFIO_SFP_SEEK_CUR
 #define END MCA_COMMON_SFIO_SFP_SEEK_END
-
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 START_TEST(seek_modes)
 {
@@ -178,11 +161,4 @@ static Suite *sfp_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(sfp_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SFIO_CHECK_MAIN(sfp_suite)

@@ -9,13 +9,13 @@
  * area (pieces), each rank's share (foreach_rank) and overlap queries with
  * the model, and verify the underlying rangemap.
  */
-#include <check.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sfio_check.h"
 #include "sfio_record.h"
 #include "sfio_vindex.h"
 
@@ -28,31 +28,7 @@ typedef mca_common_sfio_vindex_pending_t pending_t;
 #define WRITE MCA_COMMON_SFIO_RECORD_WRITE
 #define ABORT MCA_COMMON_SFIO_RECORD_ABORT
 
-/* ck_assert_* talks to Check on every passing assertion; REQUIRE only on
- * failure, which keeps the model loops fast. */
-#define REQUIRE(c) \
-    do { \
-        if (!(c)) { \
-            ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #c); \
-        } \
-    } while (0)
 #define VERIFY(vi) REQUIRE(0 == mca_common_sfio_rangemap_verify(&(vi)->map))
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-    return rnd() % n;
-}
 
 /* ---- records ----------------------------------------------------------- */
 
@@ -875,12 +851,4 @@ static Suite *vindex_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(vindex_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+SFIO_CHECK_MAIN(vindex_suite)

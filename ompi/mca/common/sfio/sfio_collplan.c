@@ -10,7 +10,7 @@
 const mca_common_sfio_coll_alg_info_t mca_common_sfio_coll_algs[] = {
     { MCA_COMMON_SFIO_COLL_AUTO, "auto",
       "decided per call (sfio_colldecide): independent where the ranks' extents do not "
-      "interleave, else the decision table over c, k, ss and the gap between processes",
+      "interleave, else Gabriel's decision over c, k, ss and the gap between processes",
       NULL, 0 },
     { MCA_COMMON_SFIO_COLL_INDIVIDUAL, "individual",
       "each rank writes/reads its own data (large chunks, or ranks apart)", NULL, 0 },
@@ -90,7 +90,7 @@ int mca_common_sfio_coll_alg_lookup(const char *name)
     return -1;
 }
 
-/* Seed 003:
+/* Gabriel's OMPIO decision:
  *   c > k and c > ss           any gap   individual
  *   c <= k and c > ss          no gap    dynamic segmentation
  *   c < k and c <= ss          no gap    two-phase

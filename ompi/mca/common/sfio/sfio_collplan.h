@@ -1,11 +1,11 @@
 /*
- * sfio_collplan: pure planning of collective I/O (seed 003) for
+ * sfio_collplan: pure planning of collective I/O (Gabriel's OMPIO design) for
  * fcoll/adaptive.  No MPI, no I/O: everything here is a function of numbers
  * every rank already holds (the allgathered per-rank summaries), so all
  * ranks compute the same plan, and the unit tests can check it.
  *
  *   - the algorithm catalogue (one name table: MCA enum, help, dispatch);
- *   - the decision: seed 003's table over c, k, ss and the gap, kept as
+ *   - the decision: Gabriel's table over c, k, ss and the gap, kept as
  *     data (a rules table) run by one evaluator;
  *   - the aggregator count: initial groups from the view (ranks whose file
  *     extents interleave form a group: one per row of a 2-D pattern) or
@@ -145,7 +145,7 @@ typedef struct {
     int alg;
 } mca_common_sfio_coll_rule_t;
 
-/* Seed 003's table, led by one rule of ours: where seed 003 says
+/* Gabriel's table, led by one rule of ours: where Gabriel's table says
  * individual (c > k, c > ss) but the processes' data overlap heavily on
  * network storage, two-phase, whose aggregators move each byte over a
  * link once where individual moves it once per process.  The first
@@ -207,14 +207,14 @@ typedef struct {
 int mca_common_sfio_coll_groups_init(mca_common_sfio_coll_groups_t *g, int n);
 void mca_common_sfio_coll_groups_free(mca_common_sfio_coll_groups_t *g);
 
-/* Seed 003 step 2: ranks whose extents overlap (transitively) form a group;
+/* Gabriel's step 2: ranks whose extents overlap (transitively) form a group;
  * ranks without bytes join the group of the preceding rank.  With
  * cart_rows > 0 (a Cartesian communicator of that many rows), groups are
  * instead the rows: cart_rows equal blocks of consecutive ranks. */
 void mca_common_sfio_coll_groups_initial(const mca_common_sfio_coll_rank_t *r, int cart_rows,
                                          mca_common_sfio_coll_groups_t *g);
 
-/* Seed 003 step 3: merge neighbouring groups (in file order) while a group
+/* Gabriel's step 3: merge neighbouring groups (in file order) while a group
  * holds less than k bytes, then split a group holding more than k bytes
  * into ceil(bytes / k) parts (at most one per member), members kept in
  * rank order.  Picks each group's aggregator: its lowest rank with bytes

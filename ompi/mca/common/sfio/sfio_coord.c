@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "ompi/proc/proc.h"
 
 #include "sfio_coord.h"
+#include "sfio_util.h"
 
 #define COORD_PREFIX "sfio-coord-"
 #define COORD_MAGIC 0x44524f4f43534653ull   /* "SFSCOORD" */
@@ -161,29 +161,6 @@ static const mca_common_sfio_coord_ops_t shm_ops = {
     .close = shm_close,
 };
 
-/* A process that is gone or a zombie (killed, not yet reaped: inside
- * containers whose init does not reap, that can last). */
-static bool pid_dead(long pid)
-{
-    if (0 != kill((pid_t) pid, 0)) {
-        return ESRCH == errno;
-    }
-    char path[64], buf[256];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return false;
-    }
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0) {
-        return false;
-    }
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');   /* "pid (comm) S ..." */
-    return NULL != p && ' ' == p[1] && 'Z' == p[2];
-}
-
 int mca_common_sfio_coord_sweep(const char *shm_dir)
 {
     char prefix[64];
@@ -200,7 +177,7 @@ int mca_common_sfio_coord_sweep(const char *shm_dir)
             pid <= 0 || pid == (long) getpid()) {
             continue;
         }
-        if (pid_dead(pid)) {
+        if (mca_common_sfio_pid_dead(pid)) {
             char path[NAME_MAX_LEN + 64];
             snprintf(path, sizeof(path), "%s/%s", shm_dir, e->d_name);
             removed += (0 == unlink(path));

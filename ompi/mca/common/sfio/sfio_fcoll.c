@@ -53,8 +53,6 @@
 #include "sfio_component.h"
 #include "sfio_topo.h"
 
-mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
-
 /* Smallest automatic cycle of an aggregator (a forced cycle size is kept). */
 #define MIN_AUTO_CYCLE ((uint64_t) 4096)
 #define SFIO_FCOLL_TAG 0x5f10c011
@@ -1316,8 +1314,8 @@ static uint64_t read_extent_ratio(ompio_file_t *fh, const mca_common_sfio_fcoll_
 }
 /* Queued I/O hides an aggregator's exchange only from its second cycle
  * on: automatic cycles shrink until the busiest aggregator (load bytes)
- * has several (64 B tiles, 9 ranks, netstore: 1 cycle of 1 MiB 495 MB/s,
- * 4 of 256 KiB 640, 8 of 128 KiB 660). */
+ * has several (measured in docs/fcoll-adaptive.md, "Enough cycles to
+ * overlap"). */
 static void queued_cycle_size(plan_t *p, uint64_t load)
 {
     if (p->async && 0 == p->opt->cycle_bytes) {
@@ -1737,11 +1735,6 @@ static void op_after_summary(op_t *op)
         return;
     }
     op->rc = make_plan(p);
-    mca_common_sfio_fcoll_last.algorithm = p->alg;
-    mca_common_sfio_fcoll_last.naggr = p->naggr;
-    mca_common_sfio_fcoll_last.ncycles = p->ncyc;
-    mca_common_sfio_fcoll_last.c = p->sum.c;
-    mca_common_sfio_fcoll_last.gap = p->sum.gap;
     if (0 == p->rank) {
         opal_output_verbose(1, p->opt->output,
                             "fcoll:adaptive: %s %s (%s): np=%d bytes=%llu c=%llu gap=%d dup=%llu "

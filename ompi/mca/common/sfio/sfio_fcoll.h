@@ -1,5 +1,5 @@
 /*
- * sfio_fcoll: the collective I/O engine of fcoll/adaptive (seed 003).
+ * sfio_fcoll: the collective I/O engine of fcoll/adaptive (Gabriel's OMPIO design).
  * One exchange engine serves every aggregating algorithm; they differ only
  * in how a rank's file pieces are assigned to (aggregator, cycle):
  *
@@ -71,16 +71,6 @@ typedef struct mca_common_sfio_fcoll_options_t {
     const char *emulate_nodes;  /* NULL/"": real nodes; "block:N", "cyclic:N" */
     int output;             /* verbose stream */
 } mca_common_sfio_fcoll_options_t;
-
-/* What the last call on this process decided (for tests and benchmarks). */
-typedef struct mca_common_sfio_fcoll_last_t {
-    int algorithm;
-    int naggr;
-    int ncycles;
-    uint64_t c;
-    bool gap;
-} mca_common_sfio_fcoll_last_t;
-extern mca_common_sfio_fcoll_last_t mca_common_sfio_fcoll_last;
 
 SFIO_EXPORT int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count,
                                     struct ompi_datatype_t *datatype,

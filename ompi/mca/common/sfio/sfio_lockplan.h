@@ -1,8 +1,9 @@
 /*
  * sfio_lockplan: which byte ranges an atomic access locks, per lock mode.
  *
- *   listlock  (seed 002): exactly the shared bytes the access touches,
- *             neighbours merged, ascending; private bytes (seed 004) are
+ *   listlock  (list locks, Aarestad, Ching et al.): exactly the shared
+ *             bytes the access touches, neighbours merged, ascending;
+ *             private bytes (Logan and Dickens' objects) are
  *             written outside any lock;
  *   rangelock: one lock from the first to the last byte touched (what
  *             ROMIO and OMPIO 5.0 do);
@@ -42,7 +43,7 @@ int mca_common_sfio_lockplan_build(mca_common_sfio_lockmode_t mode,
  * ranges).  max_ranges 0: no bound.  Returns 0 or a negative errno. */
 int mca_common_sfio_lockplan_coarsen(mca_common_sfio_rangelist_t *locks, size_t max_ranges);
 
-/* Splits segs into the bytes seed 004 calls private (priv_p) and the rest
+/* Splits segs into the bytes Logan and Dickens call private (priv_p) and the rest
  * (shared_p), keeping each piece's memory address; without valid objects
  * everything is shared.  Arrays are malloc'ed (caller frees).  Returns 0 or
  * a negative errno. */

@@ -11,23 +11,17 @@
 
 #include "sfio_locks.h"
 #include "sfio_lockplan.h"
+#include "sfio_util.h"
 
 static _Atomic uint64_t stat_lists, stat_ranges, stat_bytes;
 
+/* Unlocks never wait; locks do. */
 static int ofd_lock(int fd, short type, uint64_t offset, uint64_t length)
 {
-    struct flock fl = {
-        .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t) offset,
-        /* fcntl's 0 means "to the end of the file, however it grows" */
-        .l_len = (MCA_COMMON_SFIO_LOCK_TO_EOF == length ||
-                  offset + length > (uint64_t) INT64_MAX) ? 0 : (off_t) length,
-    };
-    while (0 != fcntl(fd, F_UNLCK == type ? F_OFD_SETLK : F_OFD_SETLKW, &fl)) {
-        if (EINTR != errno) {
-            return -errno;
-        }
-    }
-    return 0;
+    /* fcntl's 0 means "to the end of the file, however it grows" */
+    int64_t len = (MCA_COMMON_SFIO_LOCK_TO_EOF == length ||
+                   offset + length > (uint64_t) INT64_MAX) ? 0 : (int64_t) length;
+    return mca_common_sfio_ofd_lock(fd, type, F_UNLCK != type, (int64_t) offset, len);
 }
 
 int mca_common_sfio_locks_acquire(int fd, const mca_common_sfio_rangelist_t *locks, bool exclusive)
@@ -165,7 +159,7 @@ int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
     int rc;
 
     mca_common_sfio_rangelist_init(&locks);
-    /* Bytes no other rank can reach need no lock (seed 004); only list
+    /* Bytes no other rank can reach need no lock (Logan and Dickens); only list
      * locks can tell them apart, the other modes lock every byte. */
     const mca_common_sfio_ioseg_t *locked = segs;
     size_t nlocked = nsegs;

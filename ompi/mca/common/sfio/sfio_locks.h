@@ -39,11 +39,6 @@ void mca_common_sfio_locks_release(int fd, const mca_common_sfio_rangelist_t *lo
 
 void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p);
 
-/* An atomic write under locks: private bytes (objects, LIST mode) first
- * without a lock, then the lock list of the rest, the write, the unlock.
- * Locked accesses of one process are serialized (one descriptor holds
- * one list at a time).  Returns 0 and the bytes written, or a negative
- * errno. */
 /* Lock lists longer than this are coarsened (sfio_lockplan_coarsen); 0:
  * no bound.  Set once by the fbtl from its parameter. */
 SFIO_EXPORT extern size_t mca_common_sfio_lock_max_ranges;
@@ -55,7 +50,13 @@ SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_limit;
  * cached (larger pieces are written at once).  Set once by the fbtl. */
 SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_piece_max;
 
-/* pcache (may be NULL): where private bytes go instead of the file, up to
+/* An atomic write under locks: private bytes (objects, LIST mode) first
+ * without a lock, then the lock list of the rest, the write, the unlock.
+ * Locked accesses of one process are serialized (one descriptor holds
+ * one list at a time).  Returns 0 and the bytes written, or a negative
+ * errno.
+ *
+ * pcache (may be NULL): where private bytes go instead of the file, up to
  * mca_common_sfio_pcache_limit; a write that does not fit first writes the
  * cache back.  The bytes a cached write ends with are written through
  * when they extend the file, so the file's size is what the write made

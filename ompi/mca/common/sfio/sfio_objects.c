@@ -1,7 +1,7 @@
 /*
  * sfio_objects: shared/private classification of file bytes from the
- * intersection of all ranks' views (seed 004).  See sfio_objects.h for the
- * model (finite prefix + one repeating period).
+ * intersection of all ranks' views (object-based files, Logan and
+ * Dickens).  See sfio_objects.h for the model (finite prefix + one repeating period).
  *
  * compute() follows the paper's derivation (figure 2): every rank's
  * accessible ranges over [start, S + P) are generated, their boundaries

@@ -1,5 +1,5 @@
 /*
- * sfio_objects: seed 004's objects from the intersection of file views.
+ * sfio_objects: Logan and Dickens' objects from the intersection of file views.
  * Given every rank's periodic view, classify each file byte as accessible by
  * exactly one rank ("private": write in place, no lock, no version), by two
  * or more ranks ("shared": needs versions or locks), or by none.  Then split

@@ -866,18 +866,14 @@ int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t *
     return 0;
 }
 
-/* Per-process scratch buffer for sieved blocking reads (OMPIO serialises
- * calls on one file under its own lock; blocking reads of several threads
- * are not supported by OMPIO 4.1 either). */
-static mca_common_sfio_scratch_t blocking_scratch;
-
 const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
     { MCA_COMMON_SFIO_ATOMIC_AUTO, "auto",
       "versioned when fs/versioned has a store for the file, else listlock" },
     { MCA_COMMON_SFIO_ATOMIC_VERSIONED, "versioned",
       "shadow writes and ordered versions, lock-free (needs fs/versioned)" },
     { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, "listlock",
-      "lock exactly the shared bytes of each access, ascending (seed 002)" },
+      "lock exactly the shared bytes of each access, ascending (list locks, Aarestad, "
+      "Ching et al.)" },
     { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, "rangelock",
       "one lock from the first to the last byte of each access (ROMIO's way)" },
     { MCA_COMMON_SFIO_ATOMIC_FILELOCK, "filelock", "lock the whole file for each access" },
@@ -889,7 +885,6 @@ int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *sto
 {
     static mca_base_var_enum_value_t values[8];
     static char help[1024];
-    mca_base_var_enum_t *new_enum = NULL;
     size_t used = 0;
 
     used += (size_t) snprintf(help, sizeof(help),
@@ -904,16 +899,9 @@ int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *sto
         }
     }
     values[mca_common_sfio_atomic_mode_count].string = NULL;
-    int rc = mca_base_var_enum_create("sfio_atomic_mode", values, &new_enum);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    *storage = MCA_COMMON_SFIO_ATOMIC_AUTO;
-    rc = mca_base_component_var_register(c, "atomic_mode", help, MCA_BASE_VAR_TYPE_INT, new_enum,
-                                         0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-                                         storage);
-    OBJ_RELEASE(new_enum);
-    return rc < 0 ? rc : OPAL_SUCCESS;
+    return mca_common_sfio_component_register_enum(c, "atomic_mode", "sfio_atomic_mode", values,
+                                                   MCA_COMMON_SFIO_ATOMIC_AUTO, help,
+                                                   OPAL_INFO_LVL_9, storage);
 }
 
 static const char *mode_name(mca_common_sfio_atomic_mode_t m)
@@ -1300,7 +1288,7 @@ static void ompio_untrack(ompio_file_t *fh)
 /* The collective point after every set_view (see sfio_ompio.h)        */
 /* ------------------------------------------------------------------ */
 
-/* Seed 004: gathers every rank's view and derives which bytes only one
+/* Logan and Dickens' objects: gathers every rank's view and derives which bytes only one
  * rank can access.  Every rank calls it with the same agreed `ok` (else
  * nobody gathers).  On failure the objects stay invalid: all shared. */
 static int compute_objects(ompio_file_t *fh, mca_common_sfio_objects_t *objects,
@@ -1474,7 +1462,7 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
     }
     wrap_fcoll(fh, f);
     mca_common_sfio_vstore_t *store = f->store;
-    /* private objects: for the versioned store, or over a stock fs for
+    /* private objects (Logan and Dickens): for the versioned store, or over a stock fs for
      * fbtl/versioned's list locks */
     bool want_objects = f->private_objects;
     mca_common_sfio_objects_t *objects = &f->objects;

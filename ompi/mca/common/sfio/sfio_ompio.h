@@ -1,4 +1,8 @@
 /*
+ * sfio = shared-file I/O: the engine (common/sfio) of the ompio-sfio
+ * suite, MPI-IO on files many processes share (no relation to AT&T's
+ * Sfio library).  README.md, "References", names the designs it follows.
+ *
  * sfio_ompio: the engine's adapter to OMPIO.  Everything that touches
  * ompio_file_t, MPI communicators or Open MPI's output/help machinery on
  * behalf of the suite's components lives here, so that components stay
@@ -34,8 +38,8 @@ typedef struct mca_common_sfio_file_t {
     mca_common_sfio_vstore_t *store;   /* NULL: no versioned store */
     int store_errno;                   /* why not, when NULL */
     bool warned_no_atomic;
-    /* Which bytes of the current views are private (list locks, Ching et
-     * al.), computed at every set_view (invalid: everything is shared). */
+    /* Which bytes of the current views are private (Logan and Dickens'
+     * objects), computed at every set_view (invalid: everything is shared). */
     mca_common_sfio_objects_t objects;
     bool private_objects;
     size_t objects_max_ranges;
@@ -100,7 +104,7 @@ int mca_common_sfio_request_wait_free(ompi_request_t **req, ompi_status_public_t
  * modules at close. */
 
 /* Collective (every rank of fh's group, at set_view, sync, set_size and
- * close): writes the group's cached private bytes, seed 004's flush.  In
+ * close): writes the group's cached private bytes, Logan and Dickens' flush.  In
  * atomic mode the span of all cached bytes is cut into one contiguous
  * domain per rank, each rank sends every domain its bytes in one
  * alltoallv, and each writes its domain in file order (neighbouring
@@ -113,14 +117,14 @@ int mca_common_sfio_pcache_flush(ompio_file_t *fh, mca_common_sfio_pcache_t *pc)
 /* The file state of fh, or NULL when no component of the suite serves it. */
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);
 
-/* The seed 004 objects in force for f's writes, or NULL (all shared). */
+/* The objects (Logan and Dickens) in force for f's writes, or NULL (all shared). */
 const mca_common_sfio_objects_t *mca_common_sfio_file_objects(mca_common_sfio_file_t *f);
 
 /* Options of fs open. */
 typedef struct mca_common_sfio_fs_options_t {
     bool versioned_store;        /* create the store for writable files */
     const char *store_dir;       /* NULL/"": beside the file; else node-local dir */
-    bool private_objects;        /* seed 004: write private bytes in place */
+    bool private_objects;        /* Logan and Dickens: private bytes in place */
     bool journal_private;        /* ... after journaling them (crash-safe) */
     size_t objects_max_ranges;   /* bound of the view intersection */
     mca_common_sfio_fold_policy_t fold;   /* write-back windows, deferral */
@@ -151,7 +155,8 @@ SFIO_EXPORT int mca_common_sfio_fs_sync(ompio_file_t *fh);
 /* ---- data path (fbtl components) ---- */
 
 /* How atomic mode is provided.  One table (mca_common_sfio_atomic_modes)
- * names them for the MCA enum, the help text and the dispatch. */
+ * names them for the MCA enum, the help text and verbose output; which
+ * path an access takes is decided in sfio_ompio.c (route_path). */
 typedef enum {
     MCA_COMMON_SFIO_ATOMIC_AUTO = 0,
     MCA_COMMON_SFIO_ATOMIC_VERSIONED = 1,

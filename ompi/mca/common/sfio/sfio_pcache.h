@@ -1,14 +1,14 @@
 /*
  * sfio_pcache: the private-object cache of list-locking atomic mode
- * (seed 004, "Object-Based Caching System").
+ * (Logan and Dickens, "Object-Based Caching System").
  *
- * Bytes that no other rank's view reaches (seed 004's private objects)
+ * Bytes that no other rank's view reaches (Logan and Dickens' private objects)
  * need no lock, and no other rank can observe them before the views
  * change.  Writing them one small piece at a time is what makes strided
  * independent access slow on network storage (a round trip per piece), so
  * atomic list-locking writes keep them here and the group writes them at
  * its next collective point (set_view, sync, close, set_size) the way
- * seed 004 flushes its cache: like two-phase I/O, each rank writes one
+ * Logan and Dickens flush their object cache: like two-phase I/O, each rank writes one
  * contiguous file domain of everybody's cached bytes in large requests.
  *
  * A cache holds disjoint, ascending extents; their bytes live in arena

@@ -1,6 +1,6 @@
 /*
  * sfio_placeplan: pure placement of collective-I/O aggregators over nodes
- * and sockets (seed 003, "Topology").  No MPI, no I/O: the input is where
+ * and sockets (Gabriel's OMPIO, "Topology").  No MPI, no I/O: the input is where
  * each rank runs (a dense node id, optionally a package/socket id), which
  * every rank holds after one allgather, so every rank computes the same
  * placement and the unit tests can check it.

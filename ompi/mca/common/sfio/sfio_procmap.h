@@ -1,5 +1,5 @@
 /*
- * sfio_procmap: pure process placement by I/O traffic (seed 003, "I/O
+ * sfio_procmap: pure process placement by I/O traffic (Gabriel's OMPIO, "I/O
  * access based process placement").  No MPI, no I/O: the tool sfio-place
  * and the unit tests link it alone.
  *
@@ -83,7 +83,7 @@ void mca_common_sfio_procmap_app_add(uint64_t *app, int n, int src, const uint64
  * rank: group_p[n].  Returns the number of components or -ENOMEM. */
 int mca_common_sfio_procmap_app_groups(const uint64_t *app, int n, int *group_p);
 
-/* True (1) when the matrix is seed 003's special case: at least two
+/* True (1) when the matrix is Gabriel's special case: at least two
  * components, all of the same size, at least two ranks each, i.e. rows of a
  * regular pattern that never talk across rows.  0 otherwise, -ENOMEM. */
 int mca_common_sfio_procmap_app_is_regular(const uint64_t *app, int n);

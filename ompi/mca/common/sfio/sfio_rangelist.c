@@ -1,5 +1,5 @@
 /*
- * sfio_rangelist: growable range arrays (seed 002's lock lists), their set
+ * sfio_rangelist: growable range arrays (Aarestad, Ching et al.'s lock lists), their set
  * operations, and the MPI-IO view walker.  See sfio_rangelist.h.
  */
 #include <errno.h>

@@ -1,9 +1,9 @@
 /*
  * sfio_rangelist: a growable array of byte ranges, and the view walker that
- * produces one.  This is the lock list of seed 002 (list locks): the exact
+ * produces one.  This is the lock list of list locks (Aarestad, Ching et al.): the exact
  * file ranges an access touches, sorted ascending, overlapping and adjacent
  * ranges merged, so they can be locked in order without deadlock.  Set
- * operations (intersect, subtract) serve seed 004's private/shared split.
+ * operations (intersect, subtract) serve Logan and Dickens' private/shared split.
  * Pure module: no MPI, no POSIX I/O.
  *
  * Ranges are half-open [offset, offset + length) on uint64_t with

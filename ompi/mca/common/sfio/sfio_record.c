@@ -5,25 +5,16 @@
 #include <string.h>
 
 #include "sfio_record.h"
+#include "sfio_util.h"
 
 /* Largest range count a record may claim; guards decoding of garbage. */
 #define RECORD_MAX_RANGES (1u << 26)
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; ++i) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 static uint64_t record_checksum(const unsigned char *buf, uint32_t nranges)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = fnv1a(h, buf, 32);   /* header up to the checksum field */
-    return fnv1a(h, buf + MCA_COMMON_SFIO_RECORD_HEADER,
+    uint64_t h = MCA_COMMON_SFIO_FNV1A_INIT;
+    h = mca_common_sfio_fnv1a(h, buf, 32);   /* header up to the checksum field */
+    return mca_common_sfio_fnv1a(h, buf + MCA_COMMON_SFIO_RECORD_HEADER,
                  (size_t) nranges * sizeof(mca_common_sfio_range_t));
 }
 

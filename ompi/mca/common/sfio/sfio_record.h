@@ -25,7 +25,7 @@ typedef enum {
     MCA_COMMON_SFIO_RECORD_WRITE = 1,   /* bytes of a version, read through the index */
     MCA_COMMON_SFIO_RECORD_ABORT = 2,   /* a version whose writer died: void */
     MCA_COMMON_SFIO_RECORD_PLACE = 3,   /* bytes of a version that its writer puts in
-                                           place after publishing (seed 004's private
+                                           place after publishing (Logan and Dickens' private
                                            bytes): a redo journal, applied only by
                                            crash recovery */
     MCA_COMMON_SFIO_RECORD_FRESH = 4    /* private bytes that held nothing yet (at or

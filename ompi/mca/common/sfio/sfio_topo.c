@@ -23,6 +23,7 @@
 
 #include "sfio_topo.h"
 #include "sfio_ompio.h"
+#include "sfio_util.h"
 
 typedef struct {
     char *emulate;      /* what this was computed for ("": real) */
@@ -63,26 +64,12 @@ static void keyval_create(void)
     }
 }
 
-/* FNV-1a: host names only need to differ, not to be secret. */
-static uint64_t host_hash(void)
-{
-    char name[256];
-    uint64_t h = 1469598103934665603ull;
-    if (0 != gethostname(name, sizeof(name))) {
-        return 0;
-    }
-    name[sizeof(name) - 1] = '\0';
-    for (const char *s = name; *s; ++s) {
-        h = (h ^ (unsigned char) *s) * 1099511628211ull;
-    }
-    return h;
-}
-
 /* Logical index of the package holding this process's binding; 0 when the
  * process is not bound inside one package (then sockets say nothing about
- * where its memory traffic goes).  Loading a topology costs ~20 ms even
- * with only packages kept, so it is done once per process, and not at all
- * for a process allowed on every CPU. */
+ * where its memory traffic goes).  Loading a topology is slow even with
+ * only packages kept (docs/fcoll-adaptive.md, "Aggregator placement"), so
+ * it is done once per process, and not at all for a process allowed on
+ * every CPU. */
 static int my_package_id = 0;
 static pthread_once_t my_package_once = PTHREAD_ONCE_INIT;
 
@@ -129,7 +116,7 @@ static int gather_real(struct ompi_communicator_t *comm, topo_cache_t *c, uint64
 {
     int P = ompi_comm_size(comm);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    uint64_t mine[3] = { host_hash(), (uint64_t) my_package(), online > 0 ? (uint64_t) online : 1 };
+    uint64_t mine[3] = { mca_common_sfio_host_hash(), (uint64_t) my_package(), online > 0 ? (uint64_t) online : 1 };
     int rc = comm->c_coll->coll_allgather(mine, 3, MPI_UINT64_T, buf, 3, MPI_UINT64_T, comm,
                                           comm->c_coll->coll_allgather_module);
     if (OMPI_SUCCESS != rc) {

@@ -105,11 +105,11 @@ static void logcopy_reset(mca_common_sfio_vstore_t *s, uint64_t base);
 #define coord_bytes sfio_coord_bytes
 #define COORD_LIVE_BYTE SFIO_LIVE_BYTE
 #define COORD_WINDOW_BYTE SFIO_WINDOW_BYTE
-#define coord_lock_range sfio_lock_range
+#define coord_lock_range mca_common_sfio_ofd_lock
 
 static int coord_lock(int fd, short type, bool wait)
 {
-    return sfio_lock_range(fd, type, wait, SFIO_LIVE_BYTE, 1);
+    return mca_common_sfio_ofd_lock(fd, type, wait, SFIO_LIVE_BYTE, 1);
 }
 
 /* Marks the start and end of this rank's writes to the flat file, so
@@ -409,14 +409,10 @@ static int catch_up(mca_common_sfio_vstore_t *s)
 /* publishing                                                         */
 /* ------------------------------------------------------------------ */
 
-static bool pid_dead(int64_t pid)
-{
-    return pid > 0 && 0 != kill((pid_t) pid, 0) && ESRCH == errno;
-}
-
 static bool rank_dead(mca_common_sfio_vstore_t *s, int r)
 {
-    return r >= 0 && r < s->nranks && pid_dead(atomic_load(&s->coord->rank[r].pid));
+    return r >= 0 && r < s->nranks &&
+           mca_common_sfio_pid_dead(atomic_load(&s->coord->rank[r].pid));
 }
 
 /* Version b is next to publish but nobody publishes it.  True when its
@@ -429,10 +425,10 @@ static bool holder_dead(mca_common_sfio_vstore_t *s, uint64_t b)
         uint64_t pend = atomic_load(&s->coord->rank[r].pending);
         int64_t pid = atomic_load(&s->coord->rank[r].pid);
         if (pend == b) {
-            return pid_dead(pid);
+            return mca_common_sfio_pid_dead(pid);
         }
         if (CLAIMING == pend) {
-            if (!pid_dead(pid)) {
+            if (!mca_common_sfio_pid_dead(pid)) {
                 return false;   /* may be about to hold b */
             }
             dead_claimer = true;
@@ -1533,7 +1529,7 @@ static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range
 }
 
 /* Makes one version of an atomic write: shared segs become readable
- * through the index; place segs (seed 004's private bytes over old data)
+ * through the index; place segs (Logan and Dickens' private bytes over old data)
  * are journaled and put in place only after the version is published;
  * fresh segs (private bytes over nothing) were put in place before it,
  * after a FRESH undo note.  So a crash leaves either the whole write
@@ -1905,8 +1901,8 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
     rc = catch_up(s);
     /* Bytes a published version covers must become a version themselves
      * (a later read would overlay them); the rest may go in place when
-     * not atomic, or, in atomic mode, when seed 004 says no other rank can
-     * access them. */
+     * not atomic, or, in atomic mode, when the view intersection (Logan and Dickens) says
+     * no other rank can access them. */
     for (size_t i = 0; i < nsegs && 0 == rc; ++i) {
         const mca_common_sfio_ioseg_t *g = &segs[i];
         if (0 == g->length) {

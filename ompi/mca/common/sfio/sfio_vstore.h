@@ -1,5 +1,5 @@
 /*
- * sfio_vstore: the versioned store of one open file (seed 000, adapted).
+ * sfio_vstore: the versioned store of one open file (versioning of Tran et al., adapted).
  *
  * Beside the user's flat file, in a sidecar directory
  * ".<name>.sfio.<id>/", every rank keeps an append-only data log and a
@@ -111,7 +111,7 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *store);
 int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *store, bool durable, bool synced);
 
 /* Writes segs.  atomic: the write is one serializable unit; bytes that
- * objects (seed 004, may be NULL) call private go in place, the rest
+ * objects (Logan and Dickens, may be NULL) call private go in place, the rest
  * become one version.  Not atomic: bytes go in place unless a published
  * version covers them (then they become a version, so that program order
  * holds).  Returns 0 and bytes written, or a negative errno. */
@@ -136,7 +136,7 @@ void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *store,
  * bytes count as fresh only past the new size. */
 void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *store);
 
-/* Whether an atomic write's private bytes (seed 004) are journaled before
+/* Whether an atomic write's private bytes (Logan and Dickens) are journaled before
  * they go in place (default; a crash never leaves part of a write), or go
  * in place at once (faster; a write cut by a crash may leave its private
  * bytes without its shared ones). */

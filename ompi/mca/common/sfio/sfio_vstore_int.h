@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sfio_util.h"
+
 #define SFIO_COORD_MAGIC   0x32444f4f43534653ull   /* "SFSCOOD2" */
 #define SFIO_COORD_LAYOUT  3u
 #define SFIO_STORE_PREFIX  ".sfio-store."
@@ -76,11 +78,10 @@ static inline size_t sfio_coord_bytes(int nranks)
  *    store is open; recovery takes a write lock;
  *  - SFIO_WINDOW_BYTE(r): rank r holds a write lock while its fold writes
  *    windows whole (see fold_domain).
- * OFD locks belong to the open file, not the process. */
+ * OFD locks belong to the open file, not the process
+ * (mca_common_sfio_ofd_lock). */
 #define SFIO_LIVE_BYTE      ((off_t) 0)
 #define SFIO_WINDOW_BYTE(r) ((off_t) 1 + (off_t) (r))
-
-int sfio_lock_range(int fd, short type, bool wait, off_t start, off_t len);
 
 /* ---- identity ---- */
 

@@ -178,7 +178,7 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
         return;
     }
     v->coord_fd = fd;
-    if (0 != sfio_lock_range(fd, F_WRLCK, false, SFIO_LIVE_BYTE, 1)) {
+    if (0 != mca_common_sfio_ofd_lock(fd, F_WRLCK, false, SFIO_LIVE_BYTE, 1)) {
         info->verdict = MCA_COMMON_SFIO_STORE_LIVE;
         info->why = "in use by a running job";
         view_close(v);

@@ -21,17 +21,6 @@
 #include "sfio_vstore_int.h"
 #include "sfio_posixio.h"
 
-int sfio_lock_range(int fd, short type, bool wait, off_t start, off_t len)
-{
-    struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len };
-    while (0 != fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl)) {
-        if (EINTR != errno) {
-            return -errno;
-        }
-    }
-    return 0;
-}
-
 int sfio_copy_range(int from_fd, uint64_t from_off, int to_fd, uint64_t to_off, uint64_t len,
                     char *buf, size_t bufsize)
 {

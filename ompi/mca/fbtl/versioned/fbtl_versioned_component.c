@@ -91,7 +91,8 @@ static int versioned_register(void)
     private_cache = 64 * 1024 * 1024;
     (void) mca_base_component_var_register(c, "private_cache",
         "Bytes per process and file that list-locking atomic mode keeps of its private bytes "
-        "(bytes no other rank's view reaches, seed 004) instead of writing them piece by "
+        "(bytes no other rank's view reaches, as in Logan and Dickens' object-based files) "
+        "instead of writing them piece by "
         "piece; the group writes them at its next collective point (set_view, sync, "
         "set_size, close) in one contiguous domain per rank.  A write that does not fit "
         "writes the cache back first.  0: private bytes go straight to the file",

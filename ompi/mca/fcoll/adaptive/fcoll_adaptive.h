@@ -1,5 +1,5 @@
 /*
- * fcoll/adaptive: collective I/O in the manner of coll/tuned (seed 003): a
+ * fcoll/adaptive: collective I/O in the manner of coll/tuned (Gabriel's OMPIO design): a
  * catalogue of algorithms (individual, two-phase, dynamic and static
  * segmentation), one decision function, a forced-choice parameter and an
  * automatic aggregator count.  The algorithms and the planning live in the

@@ -79,7 +79,7 @@ static int adaptive_register(void)
     (void) mca_common_sfio_fcoll_algorithm_register(c, &adaptive_algorithm);
     adaptive_num_aggregators = 0;
     (void) mca_base_component_var_register(c, "num_aggregators",
-        "Number of aggregators; 0 (default): automatic (seed 003: groups from the view or a "
+        "Number of aggregators; 0 (default): automatic (Gabriel's OMPIO: groups from the view or a "
         "Cartesian communicator, merged below k and split above k bytes).  The cb_nodes "
         "hint takes precedence over both",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
@@ -93,14 +93,14 @@ static int adaptive_register(void)
         &adaptive_max_aggregators);
     adaptive_k = 256 * 1024;
     (void) mca_base_component_var_register(c, "k",
-        "Smallest write size (bytes) that saturates one process's bandwidth (seed 003's k): "
+        "Smallest write size (bytes) that saturates one process's bandwidth (Gabriel's k): "
         "chunks above it are written individually, groups holding more than k bytes per "
         "call get more aggregators.  Measure it with sfio-calibrate-k",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_k);
     adaptive_stripe_size = 0;
     (void) mca_base_component_var_register(c, "stripe_size",
-        "Stripe size (bytes) of the file system (seed 003's ss); 0 (default): the fs "
+        "Stripe size (bytes) of the file system (Gabriel's ss); 0 (default): the fs "
         "component's value, else 65536.  Two-phase file domains are aligned to it",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &adaptive_stripe_size);
@@ -131,8 +131,8 @@ static int adaptive_register(void)
         "Automatic aggregator count on local file systems (page cache): at most this many "
         "aggregators per processor online on each node (never more than the node's ranks).  "
         "There a write is a memory copy, so aggregators beyond the cores only take turns on "
-        "them (8 ranks on 2 cores: 2 aggregators wrote the 3-D block 1.3x and HDF5 1.2x "
-        "faster than 8).  Applies when the call has at least one aggregator buffer "
+        "them (measured in docs/fcoll-adaptive.md, \"Aggregators on local storage\").  "
+        "Applies when the call has at least one aggregator buffer "
         "(fcoll_adaptive_cycle_bytes when set, else half of cb_buffer_size) per capped "
         "aggregator; smaller calls are bound by "
         "message steps, not copies.  Network file systems are not capped (each client's "

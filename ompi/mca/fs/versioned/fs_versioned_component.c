@@ -80,7 +80,8 @@ static int versioned_register(void)
     mca_fs_versioned_private_objects = true;
     (void) mca_base_component_var_register(&mca_fs_versioned_component.fsm_version,
         "private_objects",
-        "At every set_view, intersect all ranks' views (seed 004) and write bytes that only "
+        "At every set_view, intersect all ranks' views (object-based files, Logan and "
+        "Dickens) and write bytes that only "
         "one rank can access straight to the file even in atomic mode; off: every byte "
         "takes the atomic path",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,

@@ -41,20 +41,15 @@ static int fetchadd_register(void)
         { MCA_COMMON_SFIO_COORD_RMA, "rma" },
         { 0, NULL },
     };
-    mca_base_var_enum_t *e = NULL;
-    if (OPAL_SUCCESS == mca_base_var_enum_create("sharedfp_fetchadd_backend", backends, &e)) {
-        mca_sharedfp_fetchadd_backend = MCA_COMMON_SFIO_COORD_AUTO;
-        (void) mca_base_component_var_register(c, "backend",
-            "Where the shared file pointer lives. auto: process memory for one rank, shm when "
-            "all ranks share a node, rma otherwise; shm: a shared-memory page on the node, "
-            "moved by C11 atomics (no rank ever waits for another to enter MPI); rma: an MPI "
-            "window on rank 0 of the file's communicator, MPI_Fetch_and_op with passive "
-            "target (works across nodes; needs an osc component that progresses without the "
-            "target for a rank busy outside MPI not to stall the others)",
-            MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-            &mca_sharedfp_fetchadd_backend);
-        OBJ_RELEASE(e);
-    }
+    (void) mca_common_sfio_component_register_enum(c, "backend", "sharedfp_fetchadd_backend",
+        backends, MCA_COMMON_SFIO_COORD_AUTO,
+        "Where the shared file pointer lives. auto: process memory for one rank, shm when "
+        "all ranks share a node, rma otherwise; shm: a shared-memory page on the node, "
+        "moved by C11 atomics (no rank ever waits for another to enter MPI); rma: an MPI "
+        "window on rank 0 of the file's communicator, MPI_Fetch_and_op with passive "
+        "target (works across nodes; needs an osc component that progresses without the "
+        "target for a rank busy outside MPI not to stall the others)",
+        OPAL_INFO_LVL_9, &mca_sharedfp_fetchadd_backend);
     /* String storage on the heap: it must outlive this DSO (Open MPI 5.0). */
     if (NULL == mca_common_sfio_component_register_string(c,
                     &mca_sharedfp_fetchadd_shm_dir_storage, "shm_dir",
