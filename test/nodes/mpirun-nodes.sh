@@ -3,6 +3,7 @@
 #
 #   mpirun-nodes.sh --nodes N --ppn P [--cyclic] [mpirun options] [--] PROG ARGS...
 #   mpirun-nodes.sh --nodes N [--cyclic] -np NP [mpirun options] PROG ARGS...
+#   mpirun-nodes.sh --nodes N --ppn P --rankfile F [mpirun options] PROG ARGS...
 #   mpirun-nodes.sh --nodes N --hosts-only     add the /etc/hosts entries, run nothing
 #   mpirun-nodes.sh --remove-hosts             remove every entry this script added
 #   mpirun-nodes.sh --nodes N --ppn P --print -- PROG ...   print the mpirun command
@@ -18,7 +19,9 @@
 # node 1) or with --cyclic round robin over the nodes.  Without --ppn, -np NP
 # (or -n NP) among the mpirun options gives NP ranks over the N nodes: NP/N
 # per node when N divides NP, else ceil(NP/N) slots per node filled in
-# order; fewer ranks than nodes use NP nodes.  So a script whose launcher is
+# order; fewer ranks than nodes use NP nodes.  --rankfile F places the
+# ranks as F says (host names sfio-n1.., e.g. written by sfio-place; 4.1
+# --rankfile, 5.0 --map-by rankfile:file=).  So a script whose launcher is
 # "mpirun -np NP" can use "mpirun-nodes.sh --nodes N" unchanged (test
 # scripts read it from SFIO_MPIRUN).  Open MPI 4.1 and 5.0
 # are told apart by `mpirun --version`:
@@ -47,6 +50,7 @@ nodes=2
 ppn=
 np=
 cyclic=0
+rankfile=
 print=0
 action=run
 args=()
@@ -57,6 +61,7 @@ while [ $# -gt 0 ]; do
     --ppn) ppn=$2; shift 2 ;;
     --ppn=*) ppn=${1#*=}; shift ;;
     --cyclic) cyclic=1; shift ;;
+    --rankfile) rankfile=$2; shift 2 ;;
     -np|-n|--np|--n) np=$2; shift 2 ;;
     --oversubscribe|--allow-run-as-root) shift ;;   # implied
     --print) print=1; shift ;;
@@ -144,12 +149,18 @@ case "$version" in
     cmd+=(--mca plm_rsh_agent "$agent" --mca plm_rsh_no_tree_spawn 1
           --host "$hostlist" -np "$np"
           --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
-    [ "$cyclic" = 1 ] && cmd+=(--map-by node)
+    if [ -n "$rankfile" ]; then
+        cmd+=(--rankfile "$rankfile")
+    elif [ "$cyclic" = 1 ]; then
+        cmd+=(--map-by node)
+    fi
     ;;
 5.*)
     cmd+=(--prtemca plm_ssh_agent "$agent" --prtemca plm_ssh_no_tree_spawn 1
           --host "$hostlist" --mca btl self,sm,tcp --mca btl_tcp_if_include lo)
-    if [ "$cyclic" = 1 ]; then
+    if [ -n "$rankfile" ]; then
+        cmd+=(-np "$np" --map-by "rankfile:file=$rankfile:OVERSUBSCRIBE")
+    elif [ "$cyclic" = 1 ]; then
         cmd+=(-np "$np" --map-by node:OVERSUBSCRIBE)
     elif [ "$exact" = 0 ]; then
         cmd+=(-np "$np" --map-by slot:OVERSUBSCRIBE)

@@ -13,6 +13,7 @@
 #include "opal/mca/base/mca_base_var.h"
 
 #include "sfio_component.h"
+#include "sfio_appmat.h"
 #include "sfio_async.h"
 #include "sfio_posixio.h"
 #include "sfio_ompio.h"
@@ -69,9 +70,13 @@ static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static int engine_users;
 static int engine_verbosity;
 
-int mca_common_sfio_engine_open(const char *name, int verbosity)
+int mca_common_sfio_engine_open(const char *name, int verbosity, bool engine_messages)
 {
+    int own_verbosity = verbosity;
     pthread_mutex_lock(&engine_lock);
+    if (!engine_messages) {
+        verbosity = 0;   /* the component's own stream only */
+    }
     if (0 == engine_users++) {
         engine_verbosity = verbosity;
         /* engine messages name themselves ("sfio: ...") */
@@ -81,7 +86,7 @@ int mca_common_sfio_engine_open(const char *name, int verbosity)
         opal_output_set_verbosity(mca_common_sfio_output, verbosity);
     }
     pthread_mutex_unlock(&engine_lock);
-    return output_open(name, verbosity);
+    return output_open(name, own_verbosity);
 }
 
 void mca_common_sfio_engine_close(int output)
@@ -93,6 +98,7 @@ void mca_common_sfio_engine_close(int output)
     if (engine_users > 0 && 0 == --engine_users) {
         /* the last component: stop the threads before Open MPI unloads
          * the components (the engine itself stays mapped: -z nodelete) */
+        mca_common_sfio_appmat_flush();
         mca_common_sfio_async_shutdown();
         mca_common_sfio_posix_shutdown();
         if (mca_common_sfio_output >= 0) {

@@ -10,6 +10,8 @@
 
 #include "ompi_config.h"
 
+#include <stdbool.h>
+
 #include "opal/mca/mca.h"
 
 BEGIN_C_DECLS
@@ -27,8 +29,10 @@ SFIO_EXPORT OMPI_DECLSPEC int mca_common_sfio_component_check_series(const char 
 /* Every component's open: takes a hold on the engine (one shared library
  * per process, whichever components are loaded) and returns the
  * component's own output stream, prefixed with name.  The engine's stream
- * (mca_common_sfio_output) gets the highest verbosity of its holders. */
-SFIO_EXPORT int mca_common_sfio_engine_open(const char *name, int verbosity);
+ * (mca_common_sfio_output: file, store and shared-pointer messages) gets
+ * the highest verbosity of the holders that pass engine_messages. */
+SFIO_EXPORT int mca_common_sfio_engine_open(const char *name, int verbosity,
+                                            bool engine_messages);
 
 /* Every component's close: closes its stream and drops its hold; the last
  * one stops the engine's threads (request helpers, the non-blocking

@@ -48,6 +48,7 @@
 #include "opal/sys/atomic.h"
 
 #include "sfio_fcoll.h"
+#include "sfio_appmat.h"
 #include "sfio_ompio.h"
 #include "sfio_posixio.h"
 #include "sfio_component.h"
@@ -525,6 +526,13 @@ static int counts_post(plan_t *p)
         }
         scount[p->aggr_rank[a]] = (int) per;
         sdisp[p->aggr_rank[a]] = (int) (a * per);
+        if (NULL != p->opt->matrix_file && p->aggr_rank[a] != p->rank) {
+            uint64_t sent = 0;
+            for (int c = 0; c < ncyc; ++c) {
+                sent += send[a * per + 2 * c + 1];
+            }
+            mca_common_sfio_appmat_sent(p->comm, p->aggr_rank[a], sent);
+        }
     }
     if (p->my_aggr >= 0) {
         p->rcnt = calloc((size_t) P * per + 1, sizeof(uint64_t));
@@ -2119,6 +2127,7 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
     p->opt = opt;
     p->my_aggr = -1;
     p->eof_at = UINT64_MAX;
+    mca_common_sfio_appmat_call(fh->f_comm, opt->matrix_file);
 
     /* This rank's memory and file pieces. */
     lrc = mca_common_ompio_decode_datatype(fh, datatype, count, cbuf, &p->max_data,

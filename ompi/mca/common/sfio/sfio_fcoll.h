@@ -69,6 +69,7 @@ typedef struct mca_common_sfio_fcoll_options_t {
     int links_per_node;     /* storage links per node (0: one per rank) */
     int placement;          /* mca_common_sfio_place_policy_t */
     const char *emulate_nodes;  /* NULL/"": real nodes; "block:N", "cyclic:N" */
+    const char *matrix_file;    /* NULL/"": no application matrix (sfio_appmat) */
     int output;             /* verbose stream */
 } mca_common_sfio_fcoll_options_t;
 

@@ -115,7 +115,7 @@ static int versioned_open(void)
         return rc;
     }
     mca_fbtl_versioned_output = mca_common_sfio_engine_open("fbtl:versioned",
-                                                                      mca_fbtl_versioned_verbose);
+                                                                      mca_fbtl_versioned_verbose, true);
     mca_fbtl_versioned_sieve = (mca_common_sfio_sieve_policy_t) {
         .enabled = sieve_enabled,
         .max_gap = sieve_max_gap,

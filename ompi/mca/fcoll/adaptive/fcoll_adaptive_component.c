@@ -33,6 +33,7 @@ static size_t adaptive_async_min_cycle_bytes = 64 * 1024;
 static size_t adaptive_individual_min_run = 4096;
 static int adaptive_links_per_node = 1;
 static char **adaptive_emulate_nodes = NULL;    /* heap cell: outlives the DSO */
+static char **adaptive_matrix_file = NULL;      /* heap cell: outlives the DSO */
 
 static void options_from_params(void)
 {
@@ -56,6 +57,7 @@ static void options_from_params(void)
         .links_per_node = adaptive_links_per_node,
         .placement = adaptive_placement,
         .emulate_nodes = NULL != adaptive_emulate_nodes ? *adaptive_emulate_nodes : NULL,
+        .matrix_file = NULL != adaptive_matrix_file ? *adaptive_matrix_file : NULL,
         .output = mca_fcoll_adaptive_output,
     };
     mca_fcoll_adaptive_options = o;
@@ -205,6 +207,14 @@ static int adaptive_register(void)
                                                                  &adaptive_emulate_nodes)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    if (NULL == mca_common_sfio_component_register_string(c, &adaptive_matrix_file,
+            "matrix_file",
+            "Record the application matrix of collective I/O (bytes each rank hands each "
+            "aggregator, over the whole run, files on MPI_COMM_WORLD) and write it to this "
+            "file at MPI_Finalize, for sfio-place (docs/placement.md).  Empty (default): "
+            "not recorded")) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     options_from_params();
     return OMPI_SUCCESS;
 }
@@ -216,7 +226,7 @@ static int adaptive_open(void)
         return rc;
     }
     mca_fcoll_adaptive_output = mca_common_sfio_engine_open("fcoll:adaptive",
-                                                                      adaptive_verbose);
+                                                                      adaptive_verbose, false);
     options_from_params();
     return OMPI_SUCCESS;
 }

@@ -157,7 +157,7 @@ static int versioned_open(void)
         return rc;
     }
     mca_fs_versioned_output = mca_common_sfio_engine_open("fs:versioned",
-                                                                    mca_fs_versioned_verbose);
+                                                                    mca_fs_versioned_verbose, true);
     return OMPI_SUCCESS;
 }
 

@@ -84,7 +84,7 @@ static int fetchadd_open(void)
         return rc;
     }
     mca_sharedfp_fetchadd_output =
-        mca_common_sfio_engine_open("sharedfp:fetchadd", mca_sharedfp_fetchadd_verbose);
+        mca_common_sfio_engine_open("sharedfp:fetchadd", mca_sharedfp_fetchadd_verbose, true);
     return OMPI_SUCCESS;
 }
 
