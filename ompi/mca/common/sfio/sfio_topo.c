@@ -1,8 +1,9 @@
 /*
  * sfio_topo: node and package of every rank of a communicator (see
- * header).  Nodes are told apart by host name (one allgather of a hash),
- * which works the same on every Open MPI series and launcher; packages by
- * hwloc from the rank's own binding.
+ * header).  Nodes are the runtime's (the PMIx host name of every process,
+ * through Open MPI's proc table, the same in both series); when a rank
+ * does not have them all, each rank's own host name (one allgather of a
+ * hash).  Packages by hwloc from the rank's own binding.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE     /* sched_getaffinity, CPU_COUNT */
@@ -10,6 +11,7 @@
 #include "ompi_config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -20,6 +22,9 @@
 
 #include "mpi.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/proc/proc.h"
 
 #include "sfio_topo.h"
 #include "sfio_ompio.h"
@@ -31,6 +36,7 @@ typedef struct {
     int *node;
     int *package;       /* NULL: one package per node */
     int *node_cpus;     /* per node; NULL: unknown (emulated nodes) */
+    bool from_runtime;  /* nodes as the runtime (PMIx) names them */
 } topo_cache_t;
 
 static int topo_keyval = MPI_KEYVAL_INVALID;
@@ -110,25 +116,53 @@ static int my_package(void)
     return my_package_id;
 }
 
-/* The real topology: allgather (host hash, package, processors online),
- * host hashes made dense.  buf has 3 * P entries.  0 or -errno (local). */
+/* Node of every rank as the runtime names it (PMIx's host name of each
+ * process, through Open MPI's proc table): hashes into rt[P].  False when
+ * the runtime does not know one of them. */
+static bool nodes_from_runtime(struct ompi_communicator_t *comm, int P, uint64_t *rt)
+{
+    for (int q = 0; q < P; ++q) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, q);
+        const char *name = NULL != proc ? opal_get_proc_hostname(&proc->super) : NULL;
+        if (NULL == name || '\0' == name[0] || 0 == strcmp(name, "unknown")) {
+            return false;
+        }
+        rt[q] = mca_common_sfio_fnv1a(MCA_COMMON_SFIO_FNV1A_INIT, name, strlen(name));
+    }
+    return true;
+}
+
+/* The real topology: allgather (host hash, package, processors online,
+ * runtime names known), host hashes made dense: the runtime's node names
+ * when every rank has them, else each rank's own host name.  buf has
+ * 4 * P entries.  0 or -errno (local). */
 static int gather_real(struct ompi_communicator_t *comm, topo_cache_t *c, uint64_t *buf)
 {
     int P = ompi_comm_size(comm);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    uint64_t mine[3] = { mca_common_sfio_host_hash(), (uint64_t) my_package(), online > 0 ? (uint64_t) online : 1 };
-    int rc = comm->c_coll->coll_allgather(mine, 3, MPI_UINT64_T, buf, 3, MPI_UINT64_T, comm,
+    uint64_t *rt = malloc((size_t) P * sizeof(uint64_t));
+    bool rt_ok = NULL != rt && nodes_from_runtime(comm, P, rt);
+    uint64_t mine[4] = { mca_common_sfio_host_hash(), (uint64_t) my_package(),
+                         online > 0 ? (uint64_t) online : 1, rt_ok };
+    int rc = comm->c_coll->coll_allgather(mine, 4, MPI_UINT64_T, buf, 4, MPI_UINT64_T, comm,
                                           comm->c_coll->coll_allgather_module);
     if (OMPI_SUCCESS != rc) {
+        free(rt);
         return -EIO;
     }
+    bool all_rt = true;
+    for (int q = 0; q < P; ++q) {
+        all_rt = all_rt && 0 != buf[4 * q + 3];
+    }
+    c->from_runtime = all_rt;
     int any_package = 0;
     for (int q = 0; q < P; ++q) {
-        c->package[q] = (int) buf[3 * q + 1];
+        c->package[q] = (int) buf[4 * q + 1];
         any_package |= 0 != c->package[q];
-        c->node_cpus[q] = (int) buf[3 * q + 2];   /* per rank for now */
-        buf[q] = buf[3 * q];        /* hashes packed in front (q <= 3q) */
+        c->node_cpus[q] = (int) buf[4 * q + 2];   /* per rank for now */
+        buf[q] = all_rt ? rt[q] : buf[4 * q];     /* hashes packed in front (q <= 4q) */
     }
+    free(rt);
     if (!any_package) {
         free(c->package);
         c->package = NULL;
@@ -213,7 +247,7 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
         }
     } else {
         /* the allgather needs every rank, so agree on the buffers first */
-        uint64_t *buf = ok ? malloc((size_t) P * 3 * sizeof(uint64_t)) : NULL;
+        uint64_t *buf = ok ? malloc((size_t) P * 4 * sizeof(uint64_t)) : NULL;
         ok = agree(comm, NULL != buf) && 0 == gather_real(comm, c, buf);
         free(buf);
     }
@@ -233,6 +267,11 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
         }
         opal_output_verbose(1, output, "fcoll:adaptive: topology unknown, placing by rank");
         return OMPI_ERROR;
+    }
+    if (!emulated && 0 == ompi_comm_rank(comm)) {
+        opal_output_verbose(1, output, "fcoll:adaptive: %d nodes, from %s", c->topo.nnodes,
+                            c->from_runtime ? "the runtime (PMIx host names)"
+                                            : "each rank's host name");
     }
     *topo_p = &c->topo;
     return OMPI_SUCCESS;
