@@ -582,7 +582,10 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
             static bool told = false;   /* once per process: the parameter is */
             if (!told) {
                 told = true;
-                mca_common_sfio_show_help("store-dir-unsafe", false, options->store_dir, warn);
+                /* one line, as the store messages (see note_store) */
+                opal_output(0, "sfio: fs_versioned_store_dir \"%s\" is not used for versioned "
+                            "stores: its per-user subdirectory %s; stores go beside the files "
+                            "instead", options->store_dir, warn);
             }
         }
         if (0 != rc) {
