@@ -76,6 +76,18 @@ static int grow_for_one(list_t *list)
     return mca_common_sfio_rangelist_reserve(list, want);
 }
 
+/* Appends [offset, offset + length) as a range of its own. */
+static int push_new(list_t *list, uint64_t offset, uint64_t length)
+{
+    if (0 != grow_for_one(list)) {
+        return -ENOMEM;
+    }
+    list->ranges[list->count].offset = offset;
+    list->ranges[list->count].length = length;
+    list->count++;
+    return 0;
+}
+
 void mca_common_sfio_rangelist_swap(list_t *a, list_t *b)
 {
     list_t t = *a;
@@ -106,13 +118,7 @@ int mca_common_sfio_rangelist_add(list_t *list, uint64_t offset, uint64_t length
             list->normalized = false;
         }
     }
-    if (0 != grow_for_one(list)) {
-        return -ENOMEM;
-    }
-    list->ranges[list->count].offset = offset;
-    list->ranges[list->count].length = length;
-    list->count++;
-    return 0;
+    return push_new(list, offset, length);
 }
 
 int mca_common_sfio_rangelist_append(list_t *dst, const list_t *src)
@@ -302,13 +308,7 @@ static int push_in_order(list_t *list, uint64_t offset, uint64_t length)
             list->normalized = false;
         }
     }
-    if (0 != grow_for_one(list)) {
-        return -ENOMEM;
-    }
-    list->ranges[list->count].offset = offset;
-    list->ranges[list->count].length = length;
-    list->count++;
-    return 0;
+    return push_new(list, offset, length);
 }
 
 /* Blocks tile [0, extent) in typemap order: data byte d is file byte

@@ -561,12 +561,13 @@ static int ordered_independent(ompio_file_t *fh, bool write, void *buf, int64_t 
                  : mca_common_ompio_file_read_at(fh, off, buf, count, datatype, status);
 }
 
-int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
-                                           struct ompi_datatype_t *datatype,
-                                           ompi_status_public_t *status)
+/* Both ordered calls: the place from the pointer, then the collective (or,
+ * where the ranks cannot meet, each rank's own) access at it. */
+static int ordered_io(ompio_file_t *fh, bool write, void *buf, int count,
+                      struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
-    if (MPI_SUCCESS != amode_error(fh, true)) {
-        return amode_error(fh, true);
+    if (MPI_SUCCESS != amode_error(fh, write)) {
+        return amode_error(fh, write);
     }
     int64_t off = 0;
     int local = MPI_SUCCESS;
@@ -575,20 +576,39 @@ int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, in
         return rc;
     }
     if (!ordered_coll(fh)) {
-        return MPI_SUCCESS != local ? local : ordered_independent(fh, true, (void *) buf, off,
-                                                                  count, datatype, status);
+        return MPI_SUCCESS != local ? local : ordered_independent(fh, write, buf, off, count,
+                                                                  datatype, status);
     }
-    rc = mca_common_ompio_file_write_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
-                                            datatype, status);
+    int n = MPI_SUCCESS == local ? count : 0;
+    rc = write ? mca_common_ompio_file_write_at_all(fh, off, buf, n, datatype, status)
+               : mca_common_ompio_file_read_at_all(fh, off, buf, n, datatype, status);
     return MPI_SUCCESS != local ? local : rc;
+}
+
+int mca_common_sfio_sharedfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
+                                           struct ompi_datatype_t *datatype,
+                                           ompi_status_public_t *status)
+{
+    return ordered_io(fh, true, (void *) buf, count, datatype, status);
 }
 
 int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count,
                                           struct ompi_datatype_t *datatype,
                                           ompi_status_public_t *status)
 {
-    if (MPI_SUCCESS != amode_error(fh, false)) {
-        return amode_error(fh, false);
+    return ordered_io(fh, false, buf, count, datatype, status);
+}
+
+/* Both split ordered calls: the place now, the access as a request that
+ * the _end call completes. */
+static int ordered_begin(ompio_file_t *fh, bool write, void *buf, int count,
+                         struct ompi_datatype_t *datatype)
+{
+    if (MPI_SUCCESS != amode_error(fh, write)) {
+        return amode_error(fh, write);
+    }
+    if (fh->f_split_coll_in_use) {
+        return MPI_ERR_REQUEST;   /* one split collective per file at a time */
     }
     int64_t off = 0;
     int local = MPI_SUCCESS;
@@ -596,39 +616,23 @@ int mca_common_sfio_sharedfp_read_ordered(ompio_file_t *fh, void *buf, int count
     if (MPI_SUCCESS != rc) {
         return rc;
     }
+    int n = MPI_SUCCESS == local ? count : 0;
+    ompi_request_t **req = &fh->f_split_coll_req;
     if (!ordered_coll(fh)) {
-        return MPI_SUCCESS != local ? local : ordered_independent(fh, false, buf, off, count,
-                                                                  datatype, status);
+        rc = write ? mca_common_ompio_file_iwrite_at(fh, off, buf, n, datatype, req)
+                   : mca_common_ompio_file_iread_at(fh, off, buf, n, datatype, req);
+    } else {
+        rc = write ? mca_common_ompio_file_iwrite_at_all(fh, off, buf, n, datatype, req)
+                   : mca_common_ompio_file_iread_at_all(fh, off, buf, n, datatype, req);
     }
-    rc = mca_common_ompio_file_read_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
-                                           datatype, status);
+    fh->f_split_coll_in_use = true;
     return MPI_SUCCESS != local ? local : rc;
 }
 
 int mca_common_sfio_sharedfp_write_ordered_begin(ompio_file_t *fh, const void *buf, int count,
                                                  struct ompi_datatype_t *datatype)
 {
-    if (MPI_SUCCESS != amode_error(fh, true)) {
-        return amode_error(fh, true);
-    }
-    int64_t off = 0;
-    int local = MPI_SUCCESS;
-    if (fh->f_split_coll_in_use) {
-        return MPI_ERR_REQUEST;   /* one split collective per file at a time */
-    }
-    int rc = ordered_place(fh, count, datatype, &off, &local);
-    if (MPI_SUCCESS != rc) {
-        return rc;
-    }
-    if (!ordered_coll(fh)) {
-        rc = mca_common_ompio_file_iwrite_at(fh, off, buf, MPI_SUCCESS == local ? count : 0,
-                                             datatype, &fh->f_split_coll_req);
-    } else {
-        rc = mca_common_ompio_file_iwrite_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
-                                                 datatype, &fh->f_split_coll_req);
-    }
-    fh->f_split_coll_in_use = true;
-    return MPI_SUCCESS != local ? local : rc;
+    return ordered_begin(fh, true, (void *) buf, count, datatype);
 }
 
 int mca_common_sfio_sharedfp_write_ordered_end(ompio_file_t *fh, const void *buf,
@@ -646,27 +650,7 @@ int mca_common_sfio_sharedfp_write_ordered_end(ompio_file_t *fh, const void *buf
 int mca_common_sfio_sharedfp_read_ordered_begin(ompio_file_t *fh, void *buf, int count,
                                                 struct ompi_datatype_t *datatype)
 {
-    if (MPI_SUCCESS != amode_error(fh, false)) {
-        return amode_error(fh, false);
-    }
-    int64_t off = 0;
-    int local = MPI_SUCCESS;
-    if (fh->f_split_coll_in_use) {
-        return MPI_ERR_REQUEST;
-    }
-    int rc = ordered_place(fh, count, datatype, &off, &local);
-    if (MPI_SUCCESS != rc) {
-        return rc;
-    }
-    if (!ordered_coll(fh)) {
-        rc = mca_common_ompio_file_iread_at(fh, off, buf, MPI_SUCCESS == local ? count : 0,
-                                            datatype, &fh->f_split_coll_req);
-    } else {
-        rc = mca_common_ompio_file_iread_at_all(fh, off, buf, MPI_SUCCESS == local ? count : 0,
-                                                datatype, &fh->f_split_coll_req);
-    }
-    fh->f_split_coll_in_use = true;
-    return MPI_SUCCESS != local ? local : rc;
+    return ordered_begin(fh, false, buf, count, datatype);
 }
 
 int mca_common_sfio_sharedfp_read_ordered_end(ompio_file_t *fh, void *buf,
