@@ -1,0 +1,379 @@
+/*
+ * sfio_ompio_fbtl: the data path of fbtl/versioned: OMPIO's iovec to
+ * segments, the route of an access (sfio_route decides, sfio_path runs),
+ * blocking and queued calls.
+ */
+#include "sfio_ompio_int.h"
+
+/* ------------------------------------------------------------------ */
+/* Data path                                                          */
+/* ------------------------------------------------------------------ */
+
+int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t **segs_p,
+                               size_t *nsegs_p)
+{
+    size_t n = fh->f_num_of_io_entries > 0 ? (size_t) fh->f_num_of_io_entries : 0;
+    mca_common_sfio_ioseg_t *segs = malloc((n ? n : 1) * sizeof(*segs));
+    if (NULL == segs) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        segs[i].offset = (uint64_t) (intptr_t) fh->f_io_array[i].offset;
+        segs[i].length = fh->f_io_array[i].length;
+        segs[i].buf = fh->f_io_array[i].memory_address;
+    }
+    *segs_p = segs;
+    *nsegs_p = n;
+    return 0;
+}
+
+const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
+    { MCA_COMMON_SFIO_ATOMIC_AUTO, "auto",
+      "versioned when fs/versioned has a store for the file, else listlock" },
+    { MCA_COMMON_SFIO_ATOMIC_VERSIONED, "versioned",
+      "shadow writes and ordered versions, lock-free (needs fs/versioned)" },
+    { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, "listlock",
+      "lock exactly the shared bytes of each access, ascending (list locks, Aarestad, "
+      "Ching et al.)" },
+    { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, "rangelock",
+      "one lock from the first to the last byte of each access (ROMIO's way)" },
+    { MCA_COMMON_SFIO_ATOMIC_FILELOCK, "filelock", "lock the whole file for each access" },
+};
+const int mca_common_sfio_atomic_mode_count =
+    (int) (sizeof(mca_common_sfio_atomic_modes) / sizeof(mca_common_sfio_atomic_modes[0]));
+
+int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *storage)
+{
+    static mca_base_var_enum_value_t values[8];
+    static char help[1024];
+    size_t used = 0;
+
+    used += (size_t) snprintf(help, sizeof(help),
+                              "How MPI_File_set_atomicity(fh, 1) is provided:");
+    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
+        values[i].value = (int) mca_common_sfio_atomic_modes[i].id;
+        values[i].string = mca_common_sfio_atomic_modes[i].name;
+        if (used < sizeof(help)) {
+            used += (size_t) snprintf(help + used, sizeof(help) - used, " %s: %s;",
+                                      mca_common_sfio_atomic_modes[i].name,
+                                      mca_common_sfio_atomic_modes[i].help);
+        }
+    }
+    values[mca_common_sfio_atomic_mode_count].string = NULL;
+    return mca_common_sfio_component_register_enum(c, "atomic_mode", "sfio_atomic_mode", values,
+                                                   MCA_COMMON_SFIO_ATOMIC_AUTO, help,
+                                                   OPAL_INFO_LVL_9, storage);
+}
+
+static const char *mode_name(mca_common_sfio_atomic_mode_t m)
+{
+    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
+        if (mca_common_sfio_atomic_modes[i].id == m) {
+            return mca_common_sfio_atomic_modes[i].name;
+        }
+    }
+    return "?";
+}
+
+/* Per-process scratch buffer for sieved blocking reads (OMPIO serialises
+ * calls on one file under its own lock; blocking reads of several threads
+ * are not supported by OMPIO 4.1 either). */
+static mca_common_sfio_scratch_t blocking_scratch;
+
+/* The lock mode of each atomic mode that locks. */
+static const struct {
+    mca_common_sfio_atomic_mode_t mode;
+    mca_common_sfio_lockmode_t lockmode;
+} lock_of_mode[] = {
+    { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, MCA_COMMON_SFIO_LOCK_LIST },
+    { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, MCA_COMMON_SFIO_LOCK_RANGE },
+    { MCA_COMMON_SFIO_ATOMIC_FILELOCK, MCA_COMMON_SFIO_LOCK_FILE },
+};
+
+static void route_locked(mca_common_sfio_path_t *path_p, mca_common_sfio_lockmode_t lockmode)
+{
+    path_p->ops = &mca_common_sfio_path_locked;
+    path_p->store = NULL;   /* lock modes write in place: no versions are ever made */
+    path_p->lockmode = lockmode;
+}
+
+/* The path of fh's accesses in mode, from what the file's state says now:
+ * atomicity, the store (and whether this rank attached it), the private
+ * objects of the current views.  In atomic mode without a usable path says
+ * why once and returns -ENOTSUP. */
+static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                      mca_common_sfio_path_t *path_p)
+{
+    static bool told_fallback = false;
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    mca_common_sfio_vstore_t *store = (NULL != f) ? f->store : NULL;
+#define WHY_NO_STORE ((NULL == f || !f->served_by_fs) ? "the file is not served by fs/versioned" \
+                                                     : strerror(f->store_errno))
+
+    *path_p = (mca_common_sfio_path_t) { .ops = &mca_common_sfio_path_posix };
+    if (!fh->f_atomicity) {
+        /* an attached store still overlays unfolded versions; without a
+         * version of this rank there is nothing to order after */
+        if (NULL != store && mca_common_sfio_vstore_attached(store)) {
+            path_p->ops = &mca_common_sfio_path_store;
+            path_p->store = store;
+        }
+        return 0;
+    }
+    /* only atomic accesses split private from shared bytes */
+    path_p->objects = mca_common_sfio_file_objects(f);
+    if ((fh->f_amode & MPI_MODE_RDONLY) &&
+        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode)) {
+        /* Atomicity binds the accesses of the group that opened the file
+         * (MPI 4.0, 14.6.1): through a read-only handle nobody writes, so
+         * its reads need neither versions nor locks. */
+        if (NULL != store) {
+            path_p->ops = &mca_common_sfio_path_store;
+            path_p->store = store;
+        }
+        return 0;
+    }
+    if ((MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode) &&
+        NULL != store) {
+        path_p->ops = &mca_common_sfio_path_versions;
+        path_p->store = store;
+        return 0;
+    }
+    if (MCA_COMMON_SFIO_ATOMIC_AUTO == mode) {
+        if (!told_fallback) {
+            told_fallback = true;
+            opal_output_verbose(1, mca_common_sfio_output,
+                                "sfio: atomic mode of %s uses listlock, not versioned: %s",
+                                fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
+        }
+        route_locked(path_p, MCA_COMMON_SFIO_LOCK_LIST);
+        return 0;
+    }
+    if (MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode) {
+        if (NULL == f || !f->warned_no_atomic) {
+            mca_common_sfio_show_help("atomic-unavailable", true,
+                                      fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
+            if (NULL != f) {
+                f->warned_no_atomic = true;
+            }
+        }
+        return -ENOTSUP;
+    }
+    for (size_t i = 0; i < sizeof(lock_of_mode) / sizeof(lock_of_mode[0]); ++i) {
+        if (lock_of_mode[i].mode == mode) {
+            route_locked(path_p, lock_of_mode[i].lockmode);
+            return 0;
+        }
+    }
+    return -EINVAL;
+#undef WHY_NO_STORE
+}
+
+/* Chooses how fh's current access reaches the file.  In atomic mode
+ * without a usable path says why once and returns an error.  List locks
+ * with known objects keep private bytes in the file's cache; any other
+ * path first writes back what the cache holds, so that no older cached
+ * copy lands over what it writes, and it reads what the cache held. */
+static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                 mca_common_sfio_path_t *path_p)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    mca_common_sfio_pcache_t *pc = NULL != f ? &f->pcache : NULL;
+    bool attached = NULL != f && NULL != f->store && mca_common_sfio_vstore_attached(f->store);
+    if (NULL != f && f->route.valid && f->route.atomicity == (0 != fh->f_atomicity) &&
+        f->route.mode == (int) mode && f->route.set_views == f->set_views &&
+        f->route.attached == attached) {
+        *path_p = f->route.path;
+    } else {
+        int rc = route_path(fh, mode, path_p);
+        if (0 != rc) {
+            return rc;
+        }
+        if (NULL != f) {
+            f->route.valid = true;
+            f->route.atomicity = 0 != fh->f_atomicity;
+            f->route.mode = (int) mode;
+            f->route.set_views = f->set_views;
+            f->route.attached = attached;
+            f->route.path = *path_p;
+        }
+    }
+    int rc = 0;
+    if (&mca_common_sfio_path_locked == path_p->ops &&
+        MCA_COMMON_SFIO_LOCK_LIST == path_p->lockmode && NULL != path_p->objects &&
+        mca_common_sfio_pcache_limit > 0) {
+        path_p->pcache = pc;
+    } else if (NULL != pc && pc->count > 0) {
+        rc = mca_common_sfio_pcache_write_back(fh->fd, pc);
+    }
+    return rc;
+}
+
+/* Whether fh can be made atomic in mode (see sfio_ompio.h).  The answer
+ * must be the same on every rank: the store exists on all ranks or on none
+ * (fs open agrees on it), and the fcntl probe asks the shared file system. */
+bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode)
+{
+    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    bool have_store = NULL != f && NULL != f->store;
+
+    if ((fh->f_amode & MPI_MODE_RDONLY) &&
+        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode)) {
+        return true;   /* nobody writes through the group's handles: see route() */
+    }
+    if (MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode ||
+        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode && have_store)) {
+        if (!have_store && (NULL == f || !f->warned_no_atomic)) {
+            mca_common_sfio_show_help("atomic-unavailable", true,
+                                      fh->f_filename ? fh->f_filename : "",
+                                      NULL == f || !f->served_by_fs
+                                          ? "the file is not served by fs/versioned"
+                                          : strerror(f->store_errno));
+            if (NULL != f) {
+                f->warned_no_atomic = true;
+            }
+        }
+        return have_store;
+    }
+    /* Lock modes: byte-range locks must work on this file. */
+    struct flock probe = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+    if (fh->fd < 0 || 0 != fcntl(fh->fd, F_GETLK, &probe)) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: %s cannot be atomic in a lock mode: fcntl(F_GETLK): %s",
+                            fh->f_filename ? fh->f_filename : "", strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+static void trace(ompio_file_t *fh, const char *what, const mca_common_sfio_ioseg_t *segs,
+                  size_t nsegs, const mca_common_sfio_path_t *p)
+{
+    if (opal_output_get_verbosity(mca_common_sfio_output) < 10) {
+        return;   /* every fbtl call passes here: sum nothing unless asked */
+    }
+    const char *via = p->ops->name;
+    for (size_t i = 0; i < sizeof(lock_of_mode) / sizeof(lock_of_mode[0]); ++i) {
+        if (&mca_common_sfio_path_locked == p->ops && lock_of_mode[i].lockmode == p->lockmode) {
+            via = mode_name(lock_of_mode[i].mode);
+        }
+    }
+    opal_output_verbose(10, mca_common_sfio_output,
+                        "sfio: %s %zu pieces from %" PRIu64 " (%" PRIu64 " B) atomic=%d via %s",
+                        what, nsegs, nsegs ? segs[0].offset : 0,
+                        mca_common_sfio_ioseg_total(segs, nsegs), fh->f_atomicity, via);
+}
+
+ssize_t mca_common_sfio_fbtl_pwritev(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode)
+{
+    mca_common_sfio_path_t path;
+    mca_common_sfio_ioseg_t *segs;
+    size_t nsegs;
+    uint64_t written = 0;
+
+    if (NULL == fh->f_io_array) {
+        return OMPI_ERROR;
+    }
+    int rrc = route(fh, mode, &path);
+    if (0 == rrc) {
+        rrc = mca_common_sfio_ompio_segs(fh, &segs, &nsegs);
+    }
+    if (0 != rrc) {
+        sfio_ompio_note_unreported(fh, -rrc);   /* io/ompio drops this call's error */
+        return OMPI_ERROR;
+    }
+    trace(fh, "write", segs, nsegs, &path);
+    int rc = path.ops->write(fh->fd, &path, segs, nsegs, &written);
+    free(segs);
+    if (rc < 0) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: write failed: %s", strerror(-rc));
+        sfio_ompio_note_unreported(fh, -rc);
+        return written > 0 ? (ssize_t) written : OMPI_ERROR;
+    }
+    return (ssize_t) written;
+}
+
+ssize_t mca_common_sfio_fbtl_preadv(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
+                                    const mca_common_sfio_sieve_policy_t *policy)
+{
+    mca_common_sfio_path_t path;
+    mca_common_sfio_ioseg_t *segs;
+    size_t nsegs;
+    uint64_t got = 0;
+
+    if (NULL == fh->f_io_array || 0 != route(fh, mode, &path) ||
+        0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+        return OMPI_ERROR;
+    }
+    trace(fh, "read", segs, nsegs, &path);
+    int rc = path.ops->read(fh->fd, &path, segs, nsegs, policy, &blocking_scratch, &got);
+    free(segs);
+    if (rc < 0) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: read failed: %s", strerror(-rc));
+        return OMPI_ERROR;
+    }
+    return (ssize_t) got;
+}
+
+static ssize_t submit(ompio_file_t *fh, ompi_request_t *request, mca_common_sfio_async_kind_t kind,
+                      mca_common_sfio_atomic_mode_t mode,
+                      const mca_common_sfio_sieve_policy_t *policy)
+{
+    static const mca_common_sfio_sieve_policy_t no_sieve = { .enabled = false };
+    mca_ompio_request_t *req = (mca_ompio_request_t *) request;
+    mca_common_sfio_path_t path;
+    mca_common_sfio_async_job_t *job;
+    mca_common_sfio_ioseg_t *segs;
+    size_t nsegs;
+
+    if (NULL == fh->f_io_array || 0 != route(fh, mode, &path) ||
+        0 != mca_common_sfio_ompio_segs(fh, &segs, &nsegs)) {
+        return OMPI_ERROR;
+    }
+    int rc = mca_common_sfio_async_submit(kind, fh->fd, &path, segs, nsegs,
+                                          policy ? policy : &no_sieve, &job);
+    free(segs);
+    if (0 != rc) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: cannot queue I/O: %s",
+                            strerror(-rc));
+        return OMPI_ERROR;
+    }
+    req->req_data = job;
+    req->req_progress_fn = mca_common_sfio_fbtl_progress;
+    req->req_free_fn = mca_common_sfio_fbtl_request_free;
+    return OMPI_SUCCESS;
+}
+
+ssize_t mca_common_sfio_fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request,
+                                      mca_common_sfio_atomic_mode_t mode)
+{
+    return submit(fh, request, MCA_COMMON_SFIO_ASYNC_WRITE, mode, NULL);
+}
+
+ssize_t mca_common_sfio_fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request,
+                                     mca_common_sfio_atomic_mode_t mode,
+                                     const mca_common_sfio_sieve_policy_t *policy)
+{
+    return submit(fh, request, MCA_COMMON_SFIO_ASYNC_READ, mode, policy);
+}
+
+bool mca_common_sfio_fbtl_progress(struct mca_ompio_request_t *req)
+{
+    int status;
+    uint64_t bytes;
+    if (NULL == req->req_data ||
+        !mca_common_sfio_async_test((mca_common_sfio_async_job_t *) req->req_data, &status,
+                                    &bytes)) {
+        return false;
+    }
+    req->req_ompi.req_status.MPI_ERROR = (0 == status) ? OMPI_SUCCESS
+                                                       : mca_common_sfio_errno_to_mpi(-status);
+    req->req_ompi.req_status._ucount = (size_t) bytes;
+    return true;
+}
+
+void mca_common_sfio_fbtl_request_free(struct mca_ompio_request_t *req)
+{
+    mca_common_sfio_async_release((mca_common_sfio_async_job_t *) req->req_data);
+    req->req_data = NULL;
+}

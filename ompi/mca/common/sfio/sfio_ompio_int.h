@@ -1,0 +1,63 @@
+/*
+ * Internal header of the OMPIO adapter (sfio_ompio_*.c): what its files
+ * share.  Not installed; components see sfio_ompio.h only.
+ */
+#ifndef MCA_COMMON_SFIO_OMPIO_INT_H
+#define MCA_COMMON_SFIO_OMPIO_INT_H
+
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/request/request.h"
+#include "ompi/mca/fs/base/base.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "opal/util/output.h"
+#include "opal/util/path.h"
+#include "opal/util/show_help.h"
+#include "opal/sys/atomic.h"
+#include "opal/mca/hwloc/hwloc-internal.h"
+#include "ompi/proc/proc.h"
+
+#include "sfio_ompio.h"
+#include "sfio_component.h"
+#include "sfio_posixio.h"
+#include "sfio_async.h"
+#include "sfio_locks.h"
+
+/* The file's unreported write error (0: none), cleared. */
+int sfio_ompio_take_unreported(ompio_file_t *fh);
+
+/* A blocking fbtl call failed with -errno e: kept for sync and close
+ * (over a stock fs, the fs proxy reports it at sync). */
+void sfio_ompio_note_unreported(ompio_file_t *fh, int e);
+
+/* Takes f off the list, puts the real fs module back, frees f (its
+ * store is closed by then). */
+void sfio_ompio_file_free(mca_common_sfio_file_t *f);
+
+/* A new state for fh; a state left for the same handle address by a file
+ * whose close never reached the suite is dropped first. */
+mca_common_sfio_file_t *sfio_ompio_file_new(ompio_file_t *fh, bool served_by_fs);
+
+/* Puts the suite's parameter callback in front of OMPIO's for fh (in
+ * atomic mode, one fbtl call per MPI call); untrack restores it. */
+int sfio_ompio_track(ompio_file_t *fh);
+
+void sfio_ompio_untrack(ompio_file_t *fh);
+
+/* The proxies fs/versioned puts in front of OMPIO at open, and takes
+ * away at close (see sfio_ompio_hooks.c). */
+void sfio_ompio_hooks_install_at_open(mca_common_sfio_file_t *f);
+
+void sfio_ompio_hooks_remove_at_close(mca_common_sfio_file_t *f);
+
+#endif
