@@ -20,7 +20,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <pthread.h>
 #include "sfio_util.h"
+#include "sfio_vstore.h"
+#include "sfio_vindex.h"
+#include "sfio_foldplan.h"
+#include "sfio_lockplan.h"
 
 #define SFIO_COORD_MAGIC   0x32444f4f43534653ull   /* "SFSCOOD2" */
 #define SFIO_COORD_LAYOUT  3u
@@ -127,5 +132,162 @@ int sfio_dir_private(const char *dir, const char **why_p);
  * Returns the descriptor or -errno (-EPERM when not the user's, -ELOOP
  * for a symlink); *why_p says which check failed. */
 int sfio_open_store_file(const char *path, int flags, const char **why_p);
+
+
+/* ------------------------------------------------------------------ */
+/* The store of one open file, shared by sfio_vstore*.c                */
+/* ------------------------------------------------------------------ */
+
+#define CLAIMING      UINT64_MAX               /* pending: taking a version */
+#define FOLD_CHUNK    (4u << 20)
+/* How long a rank waits for another rank of its group to finish creating
+ * the store it also needs. */
+#define CREATE_WAIT_NS ((int64_t) 30 * 1000000000)
+
+typedef sfio_coord_rank_t coord_rank_t;
+typedef sfio_coord_t coord_t;
+
+struct mca_common_sfio_vstore_t {
+    mca_common_sfio_coll_t coll;
+    int rank, nranks;
+    int flat_fd;
+    char *dir;
+    int coord_fd;
+    coord_t *coord;
+    size_t coord_size;
+    int log_fd, rec_fd;
+    int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
+    uint64_t log_tail, rec_tail;
+    /* A copy of this rank's log [logcopy_base, + logcopy_len), kept until the fold
+     * (at most fold.cache_max bytes), so the fold writes back from memory
+     * instead of reading the log back over the network. */
+    char *logcopy;
+    uint64_t logcopy_base, logcopy_len, logcopy_cap;
+    uint64_t *rec_cursor;        /* per rank: bytes of rec.<r> applied */
+    uint64_t seen;               /* index holds every version <= seen */
+    uint64_t max_end;            /* end of the furthest indexed byte */
+    uint64_t min_start;          /* start of the first indexed byte (UINT64_MAX: none) */
+    mca_common_sfio_fold_policy_t fold;
+    mca_common_sfio_vindex_t index;
+    pthread_mutex_t lock;
+    mca_common_sfio_vstore_stats_t stats;
+    bool journal_private;        /* atomic private bytes go through the redo journal */
+    /* This rank's private bytes at or past fresh_floor held nothing when
+     * the current epoch (collective point to collective point) began, and
+     * this rank has not written them since: nobody else may write them in
+     * this epoch.  Such bytes need no redo journal: a crash before the
+     * version is published is undone by zeroing them (FRESH record). */
+    uint64_t fresh_floor;
+    char *recbuf;
+    size_t recbuf_size;
+    /* Where the stores of this flat file live (other groups' handles of
+     * the same file keep theirs there too), how their names start, and
+     * this store's name among them.  The directory itself is made at the
+     * group's first atomic access (attach). */
+    char *side_dir, *side_prefix;
+    const char *side_name;
+    sfio_ident_t ident;          /* the flat file (rank 0's view, sent at open) */
+    uint64_t seen_compactions;   /* coord->compactions the index was built after */
+    uint64_t max_log;            /* compact when this rank's log passes it (0: never) */
+    uint64_t max_versions;       /* ... or when this many versions await a fold */
+    uint64_t versions_since;     /* versions this rank published since its last check */
+    bool reserve;                /* reserve flat-file space for versioned bytes */
+    uint64_t reserved_to;        /* file bytes below this have their blocks (the size
+                                    at the last collective point, then extended) */
+    bool attach_failed_told;
+};
+
+
+#define path_join sfio_path_join
+#define rank_file sfio_rank_file
+#define coord_bytes sfio_coord_bytes
+#define COORD_LIVE_BYTE SFIO_LIVE_BYTE
+#define COORD_WINDOW_BYTE SFIO_WINDOW_BYTE
+#define coord_lock_range mca_common_sfio_ofd_lock
+
+int sfio_vstore_coord_lock(int fd, short type, bool wait);
+
+/* Marks the start and end of this rank's writes to the flat file, so
+ * that recovery can tell the group's own modifications (an mtime no
+ * newer than the end of its last write, or one in flight at a crash)
+ * from anybody else's.  Clock reads only: the file's mtime comes from the
+ * kernel's coarse clock, never ahead of the end taken after the write. */
+void sfio_vstore_flat_begin(mca_common_sfio_vstore_t *s);
+
+void sfio_vstore_flat_end(mca_common_sfio_vstore_t *s);
+
+/* Written bytes of the flat file, bracketed by flat_begin/end. */
+int sfio_vstore_flat_write_segs(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                           size_t n, uint64_t *done_p);
+
+ssize_t sfio_vstore_flat_pwrite(mca_common_sfio_vstore_t *s, const void *buf, size_t n, uint64_t off);
+
+int sfio_vstore_recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n);
+
+void sfio_vstore_stores_add(mca_common_sfio_vstore_t *s);
+
+void sfio_vstore_stores_remove(mca_common_sfio_vstore_t *s);
+
+/* A store file of this rank's group, opened without following symlinks
+ * and only when it is this user's; out of descriptors, the cached
+ * readers' are given back once first. */
+int sfio_vstore_open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int rank, int flags);
+
+int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank);
+
+/* A collective point: every write of the group has returned, so the flat
+ * file's size bounds every byte written so far. */
+void sfio_vstore_refresh_fresh_floor(mca_common_sfio_vstore_t *s);
+
+/* Brings the index to the newest published version.  Caller holds lock. */
+int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s);
+
+/* Extends the in-memory copy of this rank's log by the bytes just logged
+ * at [start, ...) when they continue it and fit fold.cache_max; after the
+ * first gap or overflow the copy stops growing until the next fold (the
+ * fold then reads the rest from the log). */
+void sfio_vstore_logcopy_append(mca_common_sfio_vstore_t *s, uint64_t start,
+                           const mca_common_sfio_ioseg_t *logsegs, size_t n);
+
+/* Drops the copy with the log it mirrors (after a fold); a large buffer
+ * is released rather than kept through the next epoch. */
+void sfio_vstore_logcopy_reset(mca_common_sfio_vstore_t *s, uint64_t base);
+
+/* Creates this rank's data and record logs on first use. */
+int sfio_vstore_ensure_logs(mca_common_sfio_vstore_t *s);
+
+/* Whether a handle of another group (another collective open of the same
+ * flat file, with its own store) is open: its ranks may write any byte
+ * of the file at any time, and a byte no rank of this group wrote may be
+ * theirs.  Called with this rank's window byte locked: a group whose
+ * store this scan misses opens after it and waits for that lock before
+ * its first write (wait_other_windows). */
+bool sfio_vstore_others_open(const mca_common_sfio_vstore_t *s);
+
+int sfio_vstore_agree(const mca_common_sfio_coll_t *c, int rc);
+
+/* Maps the group's store for this rank: made first when create (an
+ * atomic write), else only when it exists.  Returns 0, -ENOENT (no store:
+ * no version exists), or -errno. */
+int sfio_vstore_attach(mca_common_sfio_vstore_t *s, bool create);
+
+bool sfio_vstore_rank_dead(mca_common_sfio_vstore_t *s, int r);
+
+/* Lays segs out in the log from *tail on: fills logsegs and the record's
+ * file ranges (neighbours merged).  Returns the number of ranges. */
+uint32_t sfio_vstore_layout(const mca_common_sfio_ioseg_t *segs, size_t n, uint64_t *tail,
+                       mca_common_sfio_ioseg_t *logsegs, mca_common_sfio_range_t *ranges);
+
+int sfio_vstore_gate_enter(mca_common_sfio_vstore_t *s);
+
+void sfio_vstore_gate_leave(mca_common_sfio_vstore_t *s);
+
+bool sfio_vstore_over_bounds(const mca_common_sfio_vstore_t *s);
+
+/* Writes every published version into the flat file and releases the
+ * records and log bytes behind them, while no rank of the group is in a
+ * data-path call: the store stays bounded between collective points.
+ * Caller holds s->lock and no gate. */
+int sfio_vstore_compact(mca_common_sfio_vstore_t *s);
 
 #endif

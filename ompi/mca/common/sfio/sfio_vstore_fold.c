@@ -1,0 +1,720 @@
+/*
+ * sfio_vstore_fold: published versions written into the flat file, at the
+ * collective points (fold) and, when the logs or the versions pass their
+ * bounds, between them (compaction).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sfio_vstore.h"
+#include "sfio_foldplan.h"
+#include "sfio_vindex.h"
+#include "sfio_lockplan.h"
+#include "sfio_vstore_int.h"
+
+/* The logged pieces of one fold domain, as segments for the window
+ * planner (buf unused) with where each one's bytes sit. */
+typedef struct {
+    mca_common_sfio_ioseg_t *segs;
+    int *rank;
+    uint64_t *log_offset;
+    size_t n, cap;
+    uint64_t window;
+} fold_pieces_t;
+
+static int collect_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    fold_pieces_t *fp = ctx;
+    if (p->rank < 0) {
+        return 0;   /* already in the flat file */
+    }
+    /* pieces no longer than a window, so every window fits the buffer */
+    for (uint64_t done = 0; done < p->length;) {
+        uint64_t len = p->length - done < fp->window ? p->length - done : fp->window;
+        if (fp->n == fp->cap) {
+            size_t cap = fp->cap ? 2 * fp->cap : 256;
+            void *a = realloc(fp->segs, cap * sizeof(*fp->segs));
+            if (a) fp->segs = a;
+            void *b = a ? realloc(fp->rank, cap * sizeof(*fp->rank)) : NULL;
+            if (b) fp->rank = b;
+            void *c = b ? realloc(fp->log_offset, cap * sizeof(*fp->log_offset)) : NULL;
+            if (!c) {
+                return -ENOMEM;
+            }
+            fp->log_offset = c;
+            fp->cap = cap;
+        }
+        fp->segs[fp->n] = (mca_common_sfio_ioseg_t) { p->offset + done, len, NULL };
+        fp->rank[fp->n] = p->rank;
+        fp->log_offset[fp->n] = p->log_offset + done;
+        fp->n++;
+        done += len;
+    }
+    return 0;
+}
+
+/* Fills segs (offset: in rank's log, ascending; buf: destination) with
+ * their logged bytes: this rank's own from its log's copy while it lasts,
+ * the rest with one vectored read of the log (pieces back to back in the
+ * log fuse into one request; sfio_posixio may keep several in flight).
+ * Adds the bytes taken from the copy to *copied_p.  Returns 0, or a
+ * negative errno (-EIO: a published piece is not wholly in its log). */
+static int read_logged(mca_common_sfio_vstore_t *s, int rank, const mca_common_sfio_ioseg_t *segs,
+                       size_t n, mca_common_sfio_scratch_t *scratch, uint64_t *copied_p)
+{
+    size_t k = 0;
+    if (rank == s->rank) {
+        while (k < n && segs[k].offset >= s->logcopy_base &&
+               segs[k].offset + segs[k].length <= s->logcopy_base + s->logcopy_len) {
+            memcpy(segs[k].buf, s->logcopy + (segs[k].offset - s->logcopy_base),
+                   (size_t) segs[k].length);
+            *copied_p += segs[k].length;
+            k++;
+        }
+    }
+    if (k == n) {
+        return 0;
+    }
+    const mca_common_sfio_sieve_policy_t direct = { .enabled = false };
+    int fd = sfio_vstore_log_fd_of(s, rank);
+    uint64_t got = 0;
+    if (fd < 0) {
+        return fd;
+    }
+    int rc = mca_common_sfio_posix_read_segs(fd, segs + k, n - k, &direct, scratch, &got);
+    if (0 == rc && got != mca_common_sfio_ioseg_total(segs + k, n - k)) {
+        rc = -EIO;
+    }
+    return rc;
+}
+
+/* The log reads of one fold window, as segments of the logs. */
+typedef struct fold_reads_t {
+    mca_common_sfio_ioseg_t *segs;   /* offset: in the log; buf: in the window */
+    int *rank;
+    size_t cap;
+} fold_reads_t;
+
+static int by_rank_then_log_offset(const void *a, const void *b, void *ctx)
+{
+    size_t i = *(const size_t *) a, j = *(const size_t *) b;
+    const fold_reads_t *r = ctx;
+    if (r->rank[i] != r->rank[j]) {
+        return r->rank[i] < r->rank[j] ? -1 : 1;
+    }
+    if (r->segs[i].offset != r->segs[j].offset) {
+        return r->segs[i].offset < r->segs[j].offset ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Fills window w's buffer with its logged pieces, per log in log order
+ * (the pieces one write logged lie back to back in its rank's log). */
+static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
+                          const mca_common_sfio_sieve_window_t *w, char *buf, fold_reads_t *rd)
+{
+    size_t n = w->count;
+    if (n > rd->cap) {
+        void *a = realloc(rd->segs, n * (sizeof(*rd->segs) + sizeof(size_t)));
+        if (a) rd->segs = a;
+        void *b = a ? realloc(rd->rank, n * sizeof(*rd->rank)) : NULL;
+        if (!b) {
+            return -ENOMEM;
+        }
+        rd->rank = b;
+        rd->cap = n;
+    }
+    mca_common_sfio_ioseg_t *tmp = rd->segs;
+    size_t *order = (size_t *) (rd->segs + n);
+    for (size_t k = 0; k < n; ++k) {
+        const mca_common_sfio_ioseg_t *g = &fp->segs[w->first + k];
+        tmp[k] = (mca_common_sfio_ioseg_t) { fp->log_offset[w->first + k], g->length,
+                                             buf + (g->offset - w->offset) };
+        rd->rank[k] = fp->rank[w->first + k];
+        order[k] = k;
+    }
+    qsort_r(order, n, sizeof(*order), by_rank_then_log_offset, rd);
+    mca_common_sfio_ioseg_t *sorted = malloc(n * sizeof(*sorted));
+    int *srank = malloc(n * sizeof(*srank));
+    int rc = (sorted && srank) ? 0 : -ENOMEM;
+    for (size_t k = 0; 0 == rc && k < n; ++k) {
+        sorted[k] = tmp[order[k]];
+        srank[k] = rd->rank[order[k]];
+    }
+    mca_common_sfio_scratch_t scratch = { 0 };
+    for (size_t k = 0; 0 == rc && k < n;) {
+        size_t e = k + 1;
+        while (e < n && srank[e] == srank[k]) {
+            e++;
+        }
+        uint64_t copied = 0;
+        rc = read_logged(s, srank[k], sorted + k, e - k, &scratch, &copied);
+        if (0 == rc) {
+            s->stats.bytes_folded += mca_common_sfio_ioseg_total(sorted + k, e - k);
+            s->stats.bytes_fold_cached += copied;
+        }
+        k = e;
+    }
+    mca_common_sfio_scratch_fini(&scratch);
+    free(sorted);
+    free(srank);
+    return rc;
+}
+
+/* Writes back this rank's domain of the folded versions: a contiguous,
+ * window-aligned share of the indexed extent, whoever wrote its bytes (the
+ * logs of one node are readable by every rank).  Logged pieces closer than
+ * max_gap share one window; a window with holes is read from the flat file
+ * first (no write of the group is in flight at a fold), so the file sees
+ * few large writes instead of one per piece.  That read-modify-write is
+ * safe only while no other group has the file open: another collective
+ * open of it (MPI_COMM_SELF handles of one file, say) may write the holes
+ * between the read and the write back, and its bytes would be lost.  So
+ * this rank holds its window lock while it checks for other groups'
+ * stores and writes windows whole; with another group open, it writes the
+ * pieces alone. */
+static int fold_domain(mca_common_sfio_vstore_t *s)
+{
+    const uint64_t win = s->fold.window;
+    if (UINT64_MAX == s->min_start || s->max_end <= s->min_start) {
+        return 0;
+    }
+    uint64_t lo = s->min_start - s->min_start % win, hi = s->max_end;
+    uint64_t per = (hi - lo + (uint64_t) s->nranks - 1) / (uint64_t) s->nranks;
+    per = (per + win - 1) / win * win;
+    uint64_t dlo = lo + per * (uint64_t) s->rank;
+    if (dlo >= hi) {
+        return 0;
+    }
+    uint64_t dhi = hi - dlo > per ? dlo + per : hi;
+
+    fold_pieces_t fp = { .window = win };
+    int rc = mca_common_sfio_vindex_pieces(&s->index, dlo, dhi - dlo, collect_piece, &fp);
+    struct stat st;
+    uint64_t flat_size = 0;
+    if (0 == rc && fp.n > 0) {
+        rc = 0 == fstat(s->flat_fd, &st) ? 0 : -errno;
+        flat_size = (uint64_t) st.st_size;
+    }
+    char *buf = (0 == rc && fp.n > 0) ? malloc(win) : NULL;
+    if (0 == rc && fp.n > 0 && !buf) {
+        rc = -ENOMEM;
+    }
+    const mca_common_sfio_sieve_policy_t policy = {
+        .enabled = true, .max_gap = s->fold.max_gap, .max_window = win, .max_block = win
+    };
+    mca_common_sfio_sieve_window_t w;
+    size_t pos = 0;
+    fold_reads_t rd = { 0 };
+    bool decided = false, whole = false;
+    mca_common_sfio_ioseg_t *pieces = NULL;
+    size_t pieces_cap = 0;
+    while (0 == rc && mca_common_sfio_sieve_next(fp.segs, fp.n, &pos, &policy, &w)) {
+        if (w.sieve && !decided) {
+            /* lock first: a group this scan misses waits for the lock */
+            decided = true;
+            whole = 0 == coord_lock_range(s->coord_fd, F_WRLCK, true, COORD_WINDOW_BYTE(s->rank), 1) &&
+                    !sfio_vstore_others_open(s);
+        }
+        if (w.sieve && !whole) {
+            /* another group's bytes may lie in the holes: pieces only */
+            if (w.count > pieces_cap) {
+                void *a = realloc(pieces, w.count * sizeof(*pieces));
+                if (!a) {
+                    rc = -ENOMEM;
+                    break;
+                }
+                pieces = a;
+                pieces_cap = w.count;
+            }
+            for (size_t k = 0; k < w.count; ++k) {
+                const mca_common_sfio_ioseg_t *g = &fp.segs[w.first + k];
+                pieces[k] = (mca_common_sfio_ioseg_t) { g->offset, g->length,
+                                                        buf + (g->offset - w.offset) };
+            }
+            rc = fold_read_logs(s, &fp, &w, buf, &rd);
+            uint64_t done = 0;
+            if (0 == rc) {
+                rc = sfio_vstore_flat_write_segs(s, pieces, w.count, &done);
+            }
+            s->stats.fold_windows_split++;
+            continue;
+        }
+        if (w.sieve) {
+            /* holes between pieces: their bytes come from the flat file */
+            uint64_t have = w.offset < flat_size ? flat_size - w.offset : 0;
+            if (have > w.length) have = w.length;
+            if (have && mca_common_sfio_posix_pread_full(s->flat_fd, buf, (size_t) have, w.offset)
+                            != (ssize_t) have) {
+                rc = -EIO;
+                break;
+            }
+            memset(buf + have, 0, (size_t) (w.length - have));
+        }
+        if (0 == rc) {
+            rc = fold_read_logs(s, &fp, &w, buf, &rd);
+        }
+        if (0 == rc) {
+            ssize_t put = sfio_vstore_flat_pwrite(s, buf, (size_t) w.length, w.offset);
+            rc = put == (ssize_t) w.length ? 0 : put < 0 ? (int) put : -EIO;
+        }
+    }
+    if (decided) {
+        (void) coord_lock_range(s->coord_fd, F_UNLCK, false, COORD_WINDOW_BYTE(s->rank), 1);
+    }
+    free(pieces);
+    free(buf);
+    free(rd.segs);
+    free(rd.rank);
+    free(fp.segs);
+    free(fp.rank);
+    free(fp.log_offset);
+    return rc;
+}
+
+typedef struct fold_census_t {
+    uint64_t pieces, bytes;
+} fold_census_t;
+
+static int count_logged(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    fold_census_t *c = ctx;
+    if (p->rank >= 0) {
+        c->pieces++;
+        c->bytes += p->length;
+    }
+    return 0;
+}
+
+/* Owner or domain write-back.  Every rank holds the same index here (all
+ * caught up to the same P), so every rank reaches the same verdict without
+ * a message.  Pieces of at least max_gap bytes on average gain little from
+ * the domain's windows, while owner write-back reads nothing back (each
+ * rank's pieces come from its own log, mostly its copy in memory).  The
+ * census walks the index without allocating: in the domain case the
+ * pieces are small and may be very many. */
+static bool fold_by_owner(const mca_common_sfio_vstore_t *s)
+{
+    if (MCA_COMMON_SFIO_FOLD_BY_AUTO != s->fold.by) {
+        return MCA_COMMON_SFIO_FOLD_BY_OWNER == s->fold.by;
+    }
+    fold_census_t c = { 0 };
+    if (UINT64_MAX == s->min_start || s->max_end <= s->min_start ||
+        0 != mca_common_sfio_vindex_pieces(&s->index, s->min_start, s->max_end - s->min_start,
+                                           count_logged, &c) ||
+        0 == c.pieces) {
+        return false;
+    }
+    return c.bytes / c.pieces >= s->fold.max_gap;
+}
+
+/* Writes back, as the pieces are (no window, no read of the flat file:
+ * another rank may be writing the bytes between), the pieces sfio_foldplan
+ * gives this rank: mostly pieces it won, written from its log's copy in
+ * memory, and, when some rank won far more than others, a share of that
+ * rank's pieces, read from its log. */
+static int fold_owner(mca_common_sfio_vstore_t *s)
+{
+    const uint64_t win = s->fold.window;
+    if (UINT64_MAX == s->min_start || s->max_end <= s->min_start) {
+        return 0;
+    }
+    fold_pieces_t fp = { .window = win };
+    int rc = mca_common_sfio_vindex_pieces(&s->index, s->min_start, s->max_end - s->min_start,
+                                           collect_piece, &fp);
+    int *writer = 0 == rc ? malloc((fp.n ? fp.n : 1) * sizeof(*writer)) : NULL;
+    uint64_t *length = writer ? malloc((fp.n ? fp.n : 1) * sizeof(*length)) : NULL;
+    if (0 == rc && !length) {
+        rc = -ENOMEM;
+    }
+    for (size_t i = 0; 0 == rc && i < fp.n; ++i) {
+        length[i] = fp.segs[i].length;
+    }
+    if (0 == rc) {
+        rc = mca_common_sfio_foldplan_balance(fp.rank, length, fp.n, s->nranks, writer, NULL);
+    }
+    /* keep this rank's pieces only, in file order */
+    size_t m = 0;
+    for (size_t i = 0; 0 == rc && i < fp.n; ++i) {
+        if (writer[i] == s->rank) {
+            fp.segs[m] = fp.segs[i];
+            fp.rank[m] = fp.rank[i];
+            fp.log_offset[m] = fp.log_offset[i];
+            m++;
+        }
+    }
+    free(writer);
+    free(length);
+#define FOLD_COPIED(i) (fp.rank[i] == s->rank && fp.log_offset[i] >= s->logcopy_base && \
+                        fp.log_offset[i] + fp.segs[i].length <= s->logcopy_base + s->logcopy_len)
+    char *buf = NULL;
+    mca_common_sfio_scratch_t scratch = { 0 };
+    for (size_t k = 0; 0 == rc && k < m;) {
+        size_t e = k;
+        uint64_t done = 0;
+        if (FOLD_COPIED(k)) {
+            /* a run of pieces in the copy: one vectored write */
+            while (e < m && FOLD_COPIED(e)) {
+                fp.segs[e].buf = s->logcopy + (fp.log_offset[e] - s->logcopy_base);
+                e++;
+            }
+            rc = sfio_vstore_flat_write_segs(s, fp.segs + k, e - k, &done);
+            s->stats.bytes_fold_cached += done;
+        } else {
+            /* pieces to read from a log (past the copy, or another rank's) */
+            if (!buf && !(buf = malloc(win))) {
+                rc = -ENOMEM;
+                break;
+            }
+            uint64_t fill = 0;
+            while (e < m && !FOLD_COPIED(e) && fill + fp.segs[e].length <= win) {
+                fp.segs[e].buf = buf + fill;
+                fill += fp.segs[e].length;
+                e++;
+            }
+            mca_common_sfio_ioseg_t *reads = malloc((e - k) * sizeof(*reads));
+            rc = reads ? 0 : -ENOMEM;
+            for (size_t i = k; 0 == rc && i < e;) {
+                size_t j = i;   /* a run of the same log */
+                while (j < e && fp.rank[j] == fp.rank[i]) {
+                    reads[j - i] = (mca_common_sfio_ioseg_t) { fp.log_offset[j], fp.segs[j].length,
+                                                               fp.segs[j].buf };
+                    j++;
+                }
+                uint64_t copied = 0;
+                rc = read_logged(s, fp.rank[i], reads, j - i, &scratch, &copied);
+                s->stats.bytes_fold_cached += copied;
+                i = j;
+            }
+            free(reads);
+            if (0 == rc) {
+                rc = sfio_vstore_flat_write_segs(s, fp.segs + k, e - k, &done);
+            }
+        }
+        s->stats.bytes_folded += done;
+        k = e;
+    }
+#undef FOLD_COPIED
+    mca_common_sfio_scratch_fini(&scratch);
+    free(buf);
+    free(fp.segs);
+    free(fp.rank);
+    free(fp.log_offset);
+    return rc;
+}
+
+int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool synced)
+{
+    const mca_common_sfio_coll_t *c = &s->coll;
+    int rc;
+
+    /* After a barrier every write of the group has returned, so every
+     * version is published and all ranks see the same P and F. */
+    if (!synced && 0 != c->barrier(c->ctx)) {
+        return -EIO;
+    }
+    pthread_mutex_lock(&s->lock);
+    /* A rank that never made an atomic access maps the store now if the
+     * group made one: every making of it finished before the barrier, so
+     * every rank finds the same. */
+    rc = s->coord ? 0 : sfio_vstore_attach(s, false);
+    rc = sfio_vstore_agree(c, -ENOENT == rc ? 0 : rc);
+    if (0 != rc || !s->coord) {
+        pthread_mutex_unlock(&s->lock);
+        if (0 != rc || !durable) {
+            return rc;
+        }
+        return sfio_vstore_agree(c, 0 != fsync(s->flat_fd) ? -errno : 0);
+    }
+    s->fresh_floor = UINT64_MAX;   /* until this collective point completes */
+    uint64_t P = atomic_load(&s->coord->published);
+    uint64_t F = atomic_load(&s->coord->folded);
+    if (P == F) {
+        sfio_vstore_refresh_fresh_floor(s);
+        pthread_mutex_unlock(&s->lock);
+        if (!durable) {
+            return 0;   /* the same verdict on every rank: nothing to do */
+        }
+        rc = 0 != fsync(s->flat_fd) ? -errno : 0;
+        return sfio_vstore_agree(c, rc);
+    }
+    rc = sfio_vstore_catch_up(s);
+    if (0 == rc) {
+        if (fold_by_owner(s)) {
+            rc = fold_owner(s);
+            s->stats.folds_by_owner++;
+        } else {
+            rc = fold_domain(s);
+        }
+        s->stats.folds++;
+    }
+    if (0 == rc && durable && 0 != fsync(s->flat_fd)) {
+        rc = -errno;
+    }
+    rc = sfio_vstore_agree(c, rc);
+    if (0 == rc) {
+        /* Everything <= P is in the flat file: the logs may go. */
+        if (0 == s->rank) {
+            atomic_store(&s->coord->folded, P);
+        }
+        if (0 != c->barrier(c->ctx)) {
+            rc = -EIO;
+        }
+    }
+    if (0 == rc) {
+        if (s->log_fd >= 0 && (0 != ftruncate(s->log_fd, 0) || 0 != ftruncate(s->rec_fd, 0))) {
+            rc = -errno;
+        }
+        s->log_tail = s->rec_tail = 0;
+        sfio_vstore_logcopy_reset(s, 0);
+        atomic_store(&s->coord->rank[s->rank].rec_tail, 0);
+        atomic_store(&s->coord->rank[s->rank].rec_head, 0);
+        atomic_store(&s->coord->rank[s->rank].log_head, 0);
+        memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
+        mca_common_sfio_vindex_clear(&s->index);
+        s->max_end = 0;
+        s->min_start = UINT64_MAX;
+        s->seen = P;
+        rc = sfio_vstore_agree(c, rc);   /* nobody reads a stale tail after this */
+        sfio_vstore_refresh_fresh_floor(s);   /* after every rank's write-back */
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* bounds: compaction between collective points                       */
+/* ------------------------------------------------------------------ */
+
+/* Every data-path call marks itself in its rank's slot of the shared
+ * page; a compaction waits until no live rank is marked, and a rank does
+ * not enter while one runs (seq_cst on both sides: Dekker's pattern).
+ * Shared memory, not file locks: on a network file system a lock is a
+ * round trip to its lock manager. */
+
+int sfio_vstore_gate_enter(mca_common_sfio_vstore_t *s)
+{
+    _Atomic uint32_t *mine = &s->coord->rank[s->rank].in_access;
+    for (unsigned long spins = 0;; ++spins) {
+        atomic_store(mine, 1);
+        uint32_t who = atomic_load(&s->coord->compacting);
+        if (0 == who) {
+            return 0;
+        }
+        atomic_store(mine, 0);
+        if (0 == spins % 1024 && sfio_vstore_rank_dead(s, (int) who - 1)) {
+            /* its writes were redo of published versions: harmless */
+            atomic_compare_exchange_strong(&s->coord->compacting, &who, 0);
+        }
+        if (spins < 64) {
+            sched_yield();
+        } else {
+            struct timespec ts = { 0, 50000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+void sfio_vstore_gate_leave(mca_common_sfio_vstore_t *s)
+{
+    if (s->coord) {
+        atomic_store(&s->coord->rank[s->rank].in_access, 0);
+    }
+}
+
+/* Takes the compaction for this rank: no other compaction runs and no
+ * live rank is in a data-path call.  Caller is not in one itself. */
+static void compaction_begin(mca_common_sfio_vstore_t *s)
+{
+    uint32_t me = (uint32_t) s->rank + 1;
+    for (unsigned long spins = 0;; ++spins) {
+        uint32_t zero = 0;
+        if (atomic_compare_exchange_strong(&s->coord->compacting, &zero, me)) {
+            break;
+        }
+        if (0 == spins % 1024 && sfio_vstore_rank_dead(s, (int) zero - 1)) {
+            atomic_compare_exchange_strong(&s->coord->compacting, &zero, 0);
+        }
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
+    }
+    for (int r = 0; r < s->nranks; ++r) {
+        for (unsigned long spins = 0; r != s->rank && atomic_load(&s->coord->rank[r].in_access);
+             ++spins) {
+            if (0 == spins % 1024 && sfio_vstore_rank_dead(s, r)) {
+                break;
+            }
+            if (spins < 64) {
+                sched_yield();
+            } else {
+                struct timespec ts = { 0, 20000 };
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+}
+
+static void compaction_end(mca_common_sfio_vstore_t *s)
+{
+    atomic_store(&s->coord->compacting, 0);
+}
+
+bool sfio_vstore_over_bounds(const mca_common_sfio_vstore_t *s)
+{
+    uint64_t live_log = s->log_tail - atomic_load(&s->coord->rank[s->rank].log_head);
+    uint64_t waiting = atomic_load(&s->coord->published) - atomic_load(&s->coord->folded);
+    return (s->max_log && live_log > s->max_log) || (s->max_versions && waiting > s->max_versions);
+}
+
+typedef struct {
+    mca_common_sfio_vstore_t *s;
+    char *buf;
+    int rc;
+} compact_ctx_t;
+
+/* Writes one indexed piece from its log into the flat file (the whole
+ * compaction is one bracketed write of the flat file). */
+static int compact_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    compact_ctx_t *k = ctx;
+    if (p->rank < 0) {
+        return 0;
+    }
+    int fd = sfio_vstore_log_fd_of(k->s, p->rank);
+    int rc = fd < 0 ? fd : sfio_copy_range(fd, p->log_offset, k->s->flat_fd, p->offset, p->length,
+                                           k->buf, FOLD_CHUNK);
+    return 0 == rc ? 0 : (k->rc = rc);
+}
+
+/* Where rank r's records and data of versions <= P end: *rec_p after the
+ * last such record (a FRESH note of an unfinished write ends it early:
+ * recovery still needs it), *log_p after the last such record's data. */
+static int folded_prefix(mca_common_sfio_vstore_t *s, int r, uint64_t P, uint64_t *rec_p,
+                         uint64_t *log_p)
+{
+    uint64_t head = atomic_load(&s->coord->rank[r].rec_head);
+    uint64_t tail = atomic_load(&s->coord->rank[r].rec_tail);
+    *rec_p = head;
+    *log_p = atomic_load(&s->coord->rank[r].log_head);
+    if (tail <= head) {
+        return 0;
+    }
+    int fd = r == s->rank ? s->rec_fd : sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
+    if (fd < 0) {
+        return fd;
+    }
+    size_t len = (size_t) (tail - head);
+    char *buf = malloc(len);
+    ssize_t got = buf ? mca_common_sfio_posix_pread_full(fd, buf, len, (off_t) head) : -ENOMEM;
+    if (r != s->rank) close(fd);
+    int rc = got == (ssize_t) len ? 0 : got < 0 ? (int) got : -EIO;
+    for (size_t pos = 0; 0 == rc && pos < len;) {
+        mca_common_sfio_record_t rec;
+        if (0 != mca_common_sfio_record_decode(buf + pos, len - pos, &rec)) {
+            rc = -EIO;
+            break;
+        }
+        if (MCA_COMMON_SFIO_RECORD_FRESH == rec.kind) {
+            mca_common_sfio_record_t next;
+            size_t at = pos + rec.size;
+            if (at >= len || 0 != mca_common_sfio_record_decode(buf + at, len - at, &next) ||
+                0 == next.version || next.version > P) {
+                break;
+            }
+        } else if (rec.version > P) {
+            break;
+        } else if (MCA_COMMON_SFIO_RECORD_WRITE == rec.kind ||
+                   MCA_COMMON_SFIO_RECORD_PLACE == rec.kind) {
+            uint64_t end = rec.log_offset + rec.data_bytes;
+            if (end > *log_p) *log_p = end;
+        }
+        pos += rec.size;
+        *rec_p = head + pos;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Frees the disk blocks of [0, end) of a store file (the offsets stay:
+ * other ranks' cursors and index entries keep their meaning). */
+static void punch(mca_common_sfio_vstore_t *s, const char *kind, int r, uint64_t end)
+{
+    if (0 == end) {
+        return;
+    }
+    int fd = sfio_vstore_open_in_store(s, kind, r, O_RDWR);
+    if (fd >= 0) {
+        (void) fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t) end);
+        close(fd);
+    }
+}
+
+/* Writes every published version into the flat file and releases the
+ * records and log bytes behind them, while no rank of the group is in a
+ * data-path call: the store stays bounded between collective points.
+ * Caller holds s->lock and no gate. */
+int sfio_vstore_compact(mca_common_sfio_vstore_t *s)
+{
+    compaction_begin(s);
+    if (!sfio_vstore_over_bounds(s)) {
+        compaction_end(s);
+        return 0;   /* another rank compacted while this one waited */
+    }
+    int rc = sfio_vstore_catch_up(s);
+    uint64_t P = s->seen;
+    compact_ctx_t k = { .s = s, .buf = malloc(FOLD_CHUNK) };
+    if (0 == rc && !k.buf) {
+        rc = -ENOMEM;
+    }
+    if (0 == rc && UINT64_MAX != s->min_start && s->max_end > s->min_start) {
+        sfio_vstore_flat_begin(s);
+        rc = mca_common_sfio_vindex_pieces(&s->index, s->min_start, s->max_end - s->min_start,
+                                           compact_piece, &k);
+        sfio_vstore_flat_end(s);
+        if (0 == rc) rc = k.rc;
+    }
+    free(k.buf);
+    uint64_t *rec_end = calloc((size_t) s->nranks, sizeof(uint64_t));
+    uint64_t *log_end = calloc((size_t) s->nranks, sizeof(uint64_t));
+    if (0 == rc && (!rec_end || !log_end)) {
+        rc = -ENOMEM;
+    }
+    for (int r = 0; 0 == rc && r < s->nranks; ++r) {
+        rc = folded_prefix(s, r, P, &rec_end[r], &log_end[r]);
+    }
+    if (0 == rc) {
+        /* Everything <= P is in the flat file. */
+        atomic_store(&s->coord->folded, P);
+        for (int r = 0; r < s->nranks; ++r) {
+            atomic_store(&s->coord->rank[r].rec_head, rec_end[r]);
+            atomic_store(&s->coord->rank[r].log_head, log_end[r]);
+        }
+        atomic_fetch_add(&s->coord->compactions, 1);
+        for (int r = 0; r < s->nranks; ++r) {
+            punch(s, "rec", r, rec_end[r]);
+            punch(s, "log", r, log_end[r]);
+        }
+        s->stats.compactions++;
+        (void) sfio_vstore_catch_up(s);   /* this rank's index starts over too */
+    }
+    free(rec_end);
+    free(log_end);
+    compaction_end(s);
+    return rc;
+}

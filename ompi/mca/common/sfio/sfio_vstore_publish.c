@@ -1,0 +1,516 @@
+/*
+ * sfio_vstore_publish: the data path of the store: a write becomes one
+ * version (logged, recorded, published in version order), a read overlays
+ * the published versions on the flat file.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sfio_vstore.h"
+#include "sfio_foldplan.h"
+#include "sfio_vindex.h"
+#include "sfio_lockplan.h"
+#include "sfio_vstore_int.h"
+
+/* ------------------------------------------------------------------ */
+/* publishing                                                         */
+/* ------------------------------------------------------------------ */
+
+bool sfio_vstore_rank_dead(mca_common_sfio_vstore_t *s, int r)
+{
+    return r >= 0 && r < s->nranks &&
+           mca_common_sfio_pid_dead(atomic_load(&s->coord->rank[r].pid));
+}
+
+/* Version b is next to publish but nobody publishes it.  True when its
+ * writer is certainly dead: the rank holding b is dead, or no live rank
+ * holds b or is still claiming a version while some dead rank was. */
+static bool holder_dead(mca_common_sfio_vstore_t *s, uint64_t b)
+{
+    bool dead_claimer = false;
+    for (int r = 0; r < s->nranks; ++r) {
+        uint64_t pend = atomic_load(&s->coord->rank[r].pending);
+        int64_t pid = atomic_load(&s->coord->rank[r].pid);
+        if (pend == b) {
+            return mca_common_sfio_pid_dead(pid);
+        }
+        if (CLAIMING == pend) {
+            if (!mca_common_sfio_pid_dead(pid)) {
+                return false;   /* may be about to hold b */
+            }
+            dead_claimer = true;
+        }
+    }
+    return dead_claimer;
+}
+
+/* Publishes v after every lower version; skips a dead writer's version. */
+static void publish(mca_common_sfio_vstore_t *s, uint64_t v)
+{
+    unsigned long spins = 0;
+    for (;;) {
+        uint64_t p = atomic_load_explicit(&s->coord->published, memory_order_acquire);
+        if (p >= v) {
+            break;
+        }
+        if (p == v - 1) {
+            if (atomic_compare_exchange_strong_explicit(&s->coord->published, &p, v,
+                                                        memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                break;
+            }
+            continue;
+        }
+        if (0 == spins++) {
+            s->stats.publish_waits++;
+        }
+        if (spins < 256) {
+            sched_yield();
+        } else {
+            struct timespec ts = { 0, 20000 };
+            nanosleep(&ts, NULL);
+            if (0 == spins % 512 && holder_dead(s, p + 1) &&
+                atomic_compare_exchange_strong(&s->coord->published, &p, p + 1)) {
+                s->stats.aborted_versions++;
+            }
+        }
+    }
+}
+
+
+/* ------------------------------------------------------------------ */
+/* data path                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Lays segs out in the log from *tail on: fills logsegs and the record's
+ * file ranges (neighbours merged).  Returns the number of ranges. */
+uint32_t sfio_vstore_layout(const mca_common_sfio_ioseg_t *segs, size_t n, uint64_t *tail,
+                       mca_common_sfio_ioseg_t *logsegs, mca_common_sfio_range_t *ranges)
+{
+    uint32_t nranges = 0;
+    for (size_t i = 0; i < n; ++i) {
+        logsegs[i] = (mca_common_sfio_ioseg_t) { *tail, segs[i].length, segs[i].buf };
+        if (nranges > 0 &&
+            ranges[nranges - 1].offset + ranges[nranges - 1].length == segs[i].offset) {
+            ranges[nranges - 1].length += segs[i].length;
+        } else {
+            ranges[nranges++] = (mca_common_sfio_range_t) { segs[i].offset, segs[i].length };
+        }
+        *tail += segs[i].length;
+    }
+    return nranges;
+}
+
+/* Appends one record to this rank's record log and makes it visible. */
+static int append_record(mca_common_sfio_vstore_t *s, size_t rsize)
+{
+    ssize_t put = mca_common_sfio_posix_pwrite_full(s->rec_fd, s->recbuf, rsize, s->rec_tail);
+    if (put != (ssize_t) rsize) {
+        return put < 0 ? (int) put : -EIO;
+    }
+    s->rec_tail += rsize;
+    atomic_store_explicit(&s->coord->rank[s->rank].rec_tail, s->rec_tail, memory_order_release);
+    return 0;
+}
+
+/* Puts fresh private bytes in place before the version exists, after a
+ * FRESH record that lets recovery undo them (they held nothing). */
+static int write_fresh(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *fresh,
+                       size_t nfresh)
+{
+    mca_common_sfio_range_t *ranges = malloc(nfresh * sizeof(*ranges));
+    if (!ranges) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < nfresh; ++i) {
+        ranges[i] = (mca_common_sfio_range_t) { fresh[i].offset, fresh[i].length };
+    }
+    size_t rsize = mca_common_sfio_record_size((uint32_t) nfresh);
+    int rc = sfio_vstore_recbuf_reserve(s, rsize);
+    if (0 == rc) {
+        mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_FRESH, 0, s->fresh_floor,
+                                      ranges, (uint32_t) nfresh);
+        rc = append_record(s, rsize);
+    }
+    free(ranges);
+    uint64_t done = 0;
+    if (0 == rc) {
+        rc = sfio_vstore_flat_write_segs(s, fresh, nfresh, &done);
+        s->stats.bytes_in_place += done;
+        s->stats.bytes_fresh += done;
+    }
+    return rc;
+}
+
+/* Space in the flat file for bytes a fold will write there, taken now
+ * so that the write fails rather than the fold (at close nobody would
+ * hear of it).  One call reserves everything from what this rank has
+ * reserved (at first: the size at the last collective point) to the end
+ * of the write, gaps included: they are the file's bytes up to a byte
+ * that will be written, so they take blocks at most as large as the
+ * file.  Holes below the size are not reserved.  File systems without
+ * fallocate are not asked again. */
+static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range_t *ranges,
+                        size_t n)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (ranges[i].offset + ranges[i].length > end) {
+            end = ranges[i].offset + ranges[i].length;
+        }
+    }
+    if (!s->reserve || end <= s->reserved_to) {
+        return 0;
+    }
+    int rc = 0;
+    sfio_vstore_flat_begin(s);
+    if (0 != fallocate(s->flat_fd, FALLOC_FL_KEEP_SIZE, (off_t) s->reserved_to,
+                       (off_t) (end - s->reserved_to))) {
+        rc = -errno;
+    } else {
+        s->reserved_to = end;
+    }
+    sfio_vstore_flat_end(s);
+    if (-EOPNOTSUPP == rc || -ENOSYS == rc) {
+        s->reserve = false;
+        rc = 0;
+    }
+    return rc;
+}
+
+/* Makes one version of an atomic write: shared segs become readable
+ * through the index; place segs (Logan and Dickens' private bytes over old data)
+ * are journaled and put in place only after the version is published;
+ * fresh segs (private bytes over nothing) were put in place before it,
+ * after a FRESH undo note.  So a crash leaves either the whole write
+ * (recovery redoes the journaled part) or none of it (recovery zeroes
+ * the fresh part).  Returns 0 or a negative errno. */
+static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *shared,
+                         size_t nshared, const mca_common_sfio_ioseg_t *place, size_t nplace,
+                         const mca_common_sfio_ioseg_t *fresh, size_t nfresh)
+{
+    size_t n = nshared + nplace;
+    int lrc = sfio_vstore_ensure_logs(s);
+    if (0 == lrc && nfresh > 0) {
+        lrc = write_fresh(s, fresh, nfresh);
+    }
+    if (0 != lrc) {
+        return lrc;
+    }
+    mca_common_sfio_ioseg_t *logsegs = malloc((n ? n : 1) * sizeof(*logsegs));
+    mca_common_sfio_range_t *ranges = malloc((n ? n : 1) * sizeof(*ranges));
+    uint64_t start = s->log_tail, tail = s->log_tail;
+    int rc = 0;
+
+    if (!logsegs || !ranges) {
+        free(logsegs);
+        free(ranges);
+        return -ENOMEM;
+    }
+    /* The log holds the shared bytes, then the private ones, in data order. */
+    uint32_t nr_shared = sfio_vstore_layout(shared, nshared, &tail, logsegs, ranges);
+    uint64_t place_start = tail;
+    uint32_t nr_place = sfio_vstore_layout(place, nplace, &tail, logsegs + nshared, ranges + nr_shared);
+    if (tail > MCA_COMMON_SFIO_VINDEX_MAX_LOG) {
+        rc = -EFBIG;
+    }
+    if (0 == rc) {
+        rc = reserve_flat(s, ranges, nr_shared + nr_place);
+    }
+    uint64_t written = 0;
+    if (0 == rc) {
+        rc = mca_common_sfio_posix_write_segs(s->log_fd, logsegs, n, &written);
+    }
+    s->log_tail = start + written;   /* never reuse log bytes, even after a failure */
+    if (0 == rc) {
+        sfio_vstore_logcopy_append(s, start, logsegs, n);
+    }
+    free(logsegs);
+    size_t size_shared = nr_shared ? mca_common_sfio_record_size(nr_shared) : 0;
+    /* A fresh-only write still needs a record of a published version: its
+     * completion mark (an empty PLACE record). */
+    size_t size_place = (nr_place || !nr_shared) ? mca_common_sfio_record_size(nr_place) : 0;
+    if (0 == rc) {
+        rc = sfio_vstore_recbuf_reserve(s, size_shared + size_place);
+    }
+    if (0 != rc) {
+        free(ranges);
+        return rc;
+    }
+
+    coord_rank_t *me = &s->coord->rank[s->rank];
+    atomic_store(&me->pending, CLAIMING);
+    uint64_t v = atomic_fetch_add(&s->coord->next_version, 1) + 1;
+    atomic_store(&me->pending, v);
+
+    if (nr_shared) {
+        mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
+                                      nr_shared);
+    }
+    if (size_place) {
+        mca_common_sfio_record_encode(s->recbuf + size_shared, MCA_COMMON_SFIO_RECORD_PLACE, v,
+                                      place_start, ranges + nr_shared, nr_place);
+    }
+    free(ranges);
+    /* On failure the version still gets published, empty, so others never wait. */
+    rc = append_record(s, size_shared + size_place);
+    publish(s, v);
+    atomic_store(&me->pending, 0);
+    if (0 == rc) {
+        s->stats.versions++;
+        for (size_t i = 0; i < nshared; ++i) s->stats.bytes_versioned += shared[i].length;
+    }
+    /* Published: now the private bytes may reach the flat file. */
+    if (0 == rc && nplace > 0) {
+        uint64_t done = 0;
+        rc = sfio_vstore_flat_write_segs(s, place, nplace, &done);
+        s->stats.bytes_in_place += done;
+    }
+    return rc;
+}
+
+/* Growable segment array. */
+typedef struct {
+    mca_common_sfio_ioseg_t *v;
+    size_t n, cap;
+    uint64_t bytes;
+} segvec_t;
+
+static int segvec_push(segvec_t *sv, uint64_t offset, uint64_t length, void *buf)
+{
+    if (0 == length) {
+        return 0;
+    }
+    if (sv->n == sv->cap) {
+        size_t cap = sv->cap ? 2 * sv->cap : 16;
+        void *nv = realloc(sv->v, cap * sizeof(*sv->v));
+        if (!nv) {
+            return -ENOMEM;
+        }
+        sv->v = nv;
+        sv->cap = cap;
+    }
+    sv->v[sv->n++] = (mca_common_sfio_ioseg_t) { offset, length, buf };
+    sv->bytes += length;
+    return 0;
+}
+
+int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                                 size_t nsegs, bool atomic, const mca_common_sfio_objects_t *objects,
+                                 uint64_t *written_p)
+{
+    segvec_t direct = { 0 }, versioned = { 0 }, uncovered = { 0 };
+    mca_common_sfio_ioseg_t *priv = NULL, *shared = NULL;
+    size_t npriv = 0, nshared = 0;
+    uint64_t done = 0;
+    int rc;
+
+    pthread_mutex_lock(&s->lock);
+    if (!s->coord) {
+        if (!atomic) {
+            /* No version exists for this rank to order after (a rank maps
+             * the store at its first atomic access). */
+            pthread_mutex_unlock(&s->lock);
+            return mca_common_sfio_posix_write_segs(s->flat_fd, segs, nsegs, written_p);
+        }
+        rc = sfio_vstore_attach(s, true);
+        if (0 != rc) {
+            pthread_mutex_unlock(&s->lock);
+            *written_p = 0;
+            return rc;
+        }
+    }
+    rc = sfio_vstore_gate_enter(s);
+    if (0 != rc) {
+        pthread_mutex_unlock(&s->lock);
+        *written_p = 0;
+        return rc;
+    }
+    rc = sfio_vstore_catch_up(s);
+    /* Bytes a published version covers must become a version themselves
+     * (a later read would overlay them); the rest may go in place when
+     * not atomic, or, in atomic mode, when the view intersection (Logan and Dickens) says
+     * no other rank can access them. */
+    for (size_t i = 0; i < nsegs && 0 == rc; ++i) {
+        const mca_common_sfio_ioseg_t *g = &segs[i];
+        if (0 == g->length) {
+            continue;
+        }
+        segvec_t *to = mca_common_sfio_vindex_overlaps(&s->index, g->offset, g->length)
+                           ? &versioned : (atomic ? &uncovered : &direct);
+        rc = segvec_push(to, g->offset, g->length, g->buf);
+    }
+    if (0 == rc && uncovered.n > 0) {
+        rc = mca_common_sfio_segs_split_private(uncovered.v, uncovered.n, objects, &priv, &npriv,
+                                                &shared, &nshared);
+    }
+    for (size_t i = 0; 0 == rc && i < npriv; ++i) {
+        rc = segvec_push(&direct, priv[i].offset, priv[i].length, priv[i].buf);
+    }
+    for (size_t i = 0; 0 == rc && i < nshared; ++i) {
+        rc = segvec_push(&versioned, shared[i].offset, shared[i].length, shared[i].buf);
+    }
+    free(priv);
+    free(shared);
+    free(uncovered.v);
+    if (0 == rc && atomic && direct.n > 0 && direct.bytes <= s->fold.defer_piece_max * direct.n &&
+        s->log_tail + direct.bytes <= (uint64_t) s->fold.defer_max) {
+        /* Deferred: the log takes the private bytes too (one append), the
+         * fold writes them in large windows with their neighbours'. */
+        for (size_t i = 0; i < direct.n && 0 == rc; ++i) {
+            rc = segvec_push(&versioned, direct.v[i].offset, direct.v[i].length, direct.v[i].buf);
+        }
+        s->stats.bytes_deferred += direct.bytes;
+        direct.n = 0;
+        direct.bytes = 0;
+    }
+    if (atomic && s->journal_private) {
+        /* One call is one serial unit, in memory and after a crash.
+         * Private bytes past the fresh floor overwrite nothing: they go in
+         * place at once, with an undo note; the others are journaled. */
+        segvec_t fresh = { 0 }, place = { 0 };
+        uint64_t floor = s->fresh_floor, fresh_end = 0;
+        for (size_t i = 0; i < direct.n && 0 == rc; ++i) {
+            const mca_common_sfio_ioseg_t *g = &direct.v[i];
+            uint64_t end = g->offset + g->length;
+            uint64_t cut = g->offset >= floor ? g->offset : (end <= floor ? end : floor);
+            rc = segvec_push(&place, g->offset, cut - g->offset, g->buf);
+            if (0 == rc) {
+                rc = segvec_push(&fresh, cut, end - cut, (char *) g->buf + (cut - g->offset));
+            }
+            if (end > cut && end > fresh_end) {
+                fresh_end = end;
+            }
+        }
+        if (0 == rc && versioned.n + direct.n > 0) {
+            rc = write_version(s, versioned.v, versioned.n, place.v, place.n, fresh.v, fresh.n);
+            if (0 == rc) {
+                done = versioned.bytes + direct.bytes;
+            }
+        }
+        if (fresh_end > s->fresh_floor) {
+            s->fresh_floor = fresh_end;   /* this rank wrote them: no longer fresh */
+        }
+        free(fresh.v);
+        free(place.v);
+    } else {
+        if (0 == rc && direct.n > 0) {
+            rc = sfio_vstore_flat_write_segs(s, direct.v, direct.n, &done);
+            s->stats.bytes_in_place += done;
+        }
+        if (0 == rc && versioned.n > 0) {
+            rc = write_version(s, versioned.v, versioned.n, NULL, 0, NULL, 0);
+            if (0 == rc) {
+                done += versioned.bytes;
+            }
+        }
+    }
+    sfio_vstore_gate_leave(s);
+    if (0 == rc && sfio_vstore_over_bounds(s)) {
+        int crc = sfio_vstore_compact(s);
+        if (0 != crc) {
+            rc = crc;   /* the write is whole; the store could not be bounded */
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    free(direct.v);
+    free(versioned.v);
+    *written_p = done;
+    return rc;
+}
+
+typedef struct {
+    mca_common_sfio_vstore_t *s;
+    const mca_common_sfio_ioseg_t *seg;
+    int rc;
+} overlay_ctx_t;
+
+static int overlay_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
+{
+    overlay_ctx_t *o = ctx;
+    if (p->rank < 0) {
+        return 0;
+    }
+    int fd = sfio_vstore_log_fd_of(o->s, p->rank);
+    if (fd < 0) {
+        return o->rc = fd;
+    }
+    char *dst = (char *) o->seg->buf + (p->offset - o->seg->offset);
+    ssize_t got = mca_common_sfio_posix_pread_full(fd, dst, (size_t) p->length, p->log_offset);
+    if (got != (ssize_t) p->length) {
+        return o->rc = got < 0 ? (int) got : -EIO;
+    }
+    o->s->stats.bytes_overlaid += p->length;
+    return 0;
+}
+
+int mca_common_sfio_vstore_read(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                                size_t nsegs, const mca_common_sfio_sieve_policy_t *policy,
+                                mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
+{
+    uint64_t flat_bytes = 0;
+    int rc;
+
+    pthread_mutex_lock(&s->lock);
+    rc = s->coord ? 0 : sfio_vstore_attach(s, false);
+    bool gated = false;
+    if (0 == rc) {
+        rc = sfio_vstore_gate_enter(s);
+        gated = 0 == rc;
+    } else if (-ENOENT == rc) {
+        rc = 0;   /* no store yet: no version exists */
+    }
+    if (0 == rc) {
+        rc = sfio_vstore_catch_up(s);
+    }
+    if (0 == rc) {
+        rc = mca_common_sfio_posix_read_segs(s->flat_fd, segs, nsegs, policy, scratch, &flat_bytes);
+    }
+    if (0 != rc || mca_common_sfio_vindex_empty(&s->index)) {
+        if (gated) sfio_vstore_gate_leave(s);
+        pthread_mutex_unlock(&s->lock);
+        *read_p = flat_bytes;
+        return rc;
+    }
+    /* The snapshot ends at the flat end or at the furthest version's end;
+     * bytes between are a hole of zeros, as after a serial write. */
+    struct stat st;
+    uint64_t flat_size = 0 == fstat(s->flat_fd, &st) ? (uint64_t) st.st_size : 0;
+    uint64_t end = flat_size > s->max_end ? flat_size : s->max_end;
+    uint64_t total = 0;
+    for (size_t i = 0; i < nsegs && 0 == rc; ++i) {
+        const mca_common_sfio_ioseg_t *g = &segs[i];
+        if (0 == g->length || g->offset >= end) {
+            continue;
+        }
+        uint64_t len = g->offset + g->length <= end ? g->length : end - g->offset;
+        if (g->offset + len > flat_size) {
+            uint64_t z = g->offset > flat_size ? g->offset : flat_size;
+            memset((char *) g->buf + (z - g->offset), 0, (size_t) (g->offset + len - z));
+        }
+        overlay_ctx_t o = { .s = s, .seg = g, .rc = 0 };
+        rc = mca_common_sfio_vindex_pieces(&s->index, g->offset, len, overlay_piece, &o);
+        if (0 == rc) rc = o.rc;
+        total += len;
+    }
+    sfio_vstore_gate_leave(s);
+    pthread_mutex_unlock(&s->lock);
+    *read_p = total;
+    return rc;
+}
