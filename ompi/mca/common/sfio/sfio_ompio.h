@@ -23,6 +23,7 @@
 #include "sfio_iobatch.h"
 #include "sfio_vstore.h"
 #include "sfio_pcache.h"
+#include "sfio_route.h"
 #include "sfio_path.h"
 
 BEGIN_C_DECLS
@@ -154,25 +155,6 @@ SFIO_EXPORT int mca_common_sfio_fs_sync(ompio_file_t *fh);
 
 /* ---- data path (fbtl components) ---- */
 
-/* How atomic mode is provided.  One table (mca_common_sfio_atomic_modes)
- * names them for the MCA enum, the help text and verbose output; which
- * path an access takes is decided in sfio_ompio.c (route_path). */
-typedef enum {
-    MCA_COMMON_SFIO_ATOMIC_AUTO = 0,
-    MCA_COMMON_SFIO_ATOMIC_VERSIONED = 1,
-    MCA_COMMON_SFIO_ATOMIC_LISTLOCK = 2,
-    MCA_COMMON_SFIO_ATOMIC_RANGELOCK = 3,
-    MCA_COMMON_SFIO_ATOMIC_FILELOCK = 4
-} mca_common_sfio_atomic_mode_t;
-
-typedef struct mca_common_sfio_atomic_mode_info_t {
-    mca_common_sfio_atomic_mode_t id;
-    const char *name;
-    const char *help;
-} mca_common_sfio_atomic_mode_info_t;
-
-extern const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[];
-extern const int mca_common_sfio_atomic_mode_count;
 
 /* Registers an enum MCA parameter "atomic_mode" of component c over the
  * table, storing the choice in *storage. */

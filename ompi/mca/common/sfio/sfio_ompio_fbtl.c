@@ -27,21 +27,6 @@ int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t *
     return 0;
 }
 
-const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
-    { MCA_COMMON_SFIO_ATOMIC_AUTO, "auto",
-      "versioned when fs/versioned has a store for the file, else listlock" },
-    { MCA_COMMON_SFIO_ATOMIC_VERSIONED, "versioned",
-      "shadow writes and ordered versions, lock-free (needs fs/versioned)" },
-    { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, "listlock",
-      "lock exactly the shared bytes of each access, ascending (list locks, Aarestad, "
-      "Ching et al.)" },
-    { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, "rangelock",
-      "one lock from the first to the last byte of each access (ROMIO's way)" },
-    { MCA_COMMON_SFIO_ATOMIC_FILELOCK, "filelock", "lock the whole file for each access" },
-};
-const int mca_common_sfio_atomic_mode_count =
-    (int) (sizeof(mca_common_sfio_atomic_modes) / sizeof(mca_common_sfio_atomic_modes[0]));
-
 int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *storage)
 {
     static mca_base_var_enum_value_t values[8];
@@ -65,115 +50,76 @@ int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *sto
                                                    OPAL_INFO_LVL_9, storage);
 }
 
-static const char *mode_name(mca_common_sfio_atomic_mode_t m)
-{
-    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
-        if (mca_common_sfio_atomic_modes[i].id == m) {
-            return mca_common_sfio_atomic_modes[i].name;
-        }
-    }
-    return "?";
-}
-
 /* Per-process scratch buffer for sieved blocking reads (OMPIO serialises
  * calls on one file under its own lock; blocking reads of several threads
  * are not supported by OMPIO 4.1 either). */
 static mca_common_sfio_scratch_t blocking_scratch;
 
-/* The lock mode of each atomic mode that locks. */
-static const struct {
-    mca_common_sfio_atomic_mode_t mode;
-    mca_common_sfio_lockmode_t lockmode;
-} lock_of_mode[] = {
-    { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, MCA_COMMON_SFIO_LOCK_LIST },
-    { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, MCA_COMMON_SFIO_LOCK_RANGE },
-    { MCA_COMMON_SFIO_ATOMIC_FILELOCK, MCA_COMMON_SFIO_LOCK_FILE },
+/* The operations of each kind of route (sfio_route decides the kind). */
+static const mca_common_sfio_path_ops_t *const ops_of_kind[MCA_COMMON_SFIO_ROUTE_KINDS] = {
+    [MCA_COMMON_SFIO_ROUTE_POSIX] = &mca_common_sfio_path_posix,
+    [MCA_COMMON_SFIO_ROUTE_STORE] = &mca_common_sfio_path_store,
+    [MCA_COMMON_SFIO_ROUTE_VERSIONS] = &mca_common_sfio_path_versions,
+    [MCA_COMMON_SFIO_ROUTE_LOCKED] = &mca_common_sfio_path_locked,
 };
 
-static void route_locked(mca_common_sfio_path_t *path_p, mca_common_sfio_lockmode_t lockmode)
+/* Why fh has no store, for the user. */
+static const char *why_no_store(const mca_common_sfio_file_t *f)
 {
-    path_p->ops = &mca_common_sfio_path_locked;
-    path_p->store = NULL;   /* lock modes write in place: no versions are ever made */
-    path_p->lockmode = lockmode;
+    return (NULL == f || !f->served_by_fs) ? "the file is not served by fs/versioned"
+                                           : strerror(f->store_errno);
 }
 
-/* The path of fh's accesses in mode, from what the file's state says now:
- * atomicity, the store (and whether this rank attached it), the private
- * objects of the current views.  In atomic mode without a usable path says
- * why once and returns -ENOTSUP. */
-static int route_path(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
-                      mca_common_sfio_path_t *path_p)
+/* The route of fh's accesses in mode (atomic or not), from what the
+ * file's state says now; says what the decision asks to say (once). */
+static mca_common_sfio_route_t decide(ompio_file_t *fh, mca_common_sfio_file_t *f, int mode,
+                                      bool atomic)
 {
     static bool told_fallback = false;
-    mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    mca_common_sfio_vstore_t *store = (NULL != f) ? f->store : NULL;
-#define WHY_NO_STORE ((NULL == f || !f->served_by_fs) ? "the file is not served by fs/versioned" \
-                                                     : strerror(f->store_errno))
-
-    *path_p = (mca_common_sfio_path_t) { .ops = &mca_common_sfio_path_posix };
-    if (!fh->f_atomicity) {
-        /* an attached store still overlays unfolded versions; without a
-         * version of this rank there is nothing to order after */
-        if (NULL != store && mca_common_sfio_vstore_attached(store)) {
-            path_p->ops = &mca_common_sfio_path_store;
-            path_p->store = store;
-        }
-        return 0;
-    }
-    /* only atomic accesses split private from shared bytes */
-    path_p->objects = mca_common_sfio_file_objects(f);
-    if ((fh->f_amode & MPI_MODE_RDONLY) &&
-        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode)) {
-        /* Atomicity binds the accesses of the group that opened the file
-         * (MPI 4.0, 14.6.1): through a read-only handle nobody writes, so
-         * its reads need neither versions nor locks. */
-        if (NULL != store) {
-            path_p->ops = &mca_common_sfio_path_store;
-            path_p->store = store;
-        }
-        return 0;
-    }
-    if ((MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode) &&
-        NULL != store) {
-        path_p->ops = &mca_common_sfio_path_versions;
-        path_p->store = store;
-        return 0;
-    }
-    if (MCA_COMMON_SFIO_ATOMIC_AUTO == mode) {
+    mca_common_sfio_route_facts_t facts = {
+        .mode = mode,
+        .atomic = atomic,
+        .read_only = 0 != (fh->f_amode & MPI_MODE_RDONLY),
+        .have_store = NULL != f && NULL != f->store,
+        .store_attached = NULL != f && NULL != f->store &&
+                          mca_common_sfio_vstore_attached(f->store),
+        .objects_known = NULL != mca_common_sfio_file_objects(f),
+        .pcache_enabled = mca_common_sfio_pcache_limit > 0,
+    };
+    mca_common_sfio_route_t r = mca_common_sfio_route_decide(&facts);
+    const char *name = fh->f_filename ? fh->f_filename : "";
+    switch (r.say) {
+    case MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK:
         if (!told_fallback) {
             told_fallback = true;
             opal_output_verbose(1, mca_common_sfio_output,
-                                "sfio: atomic mode of %s uses listlock, not versioned: %s",
-                                fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
+                                "sfio: atomic mode of %s uses listlock, not versioned: %s", name,
+                                why_no_store(f));
         }
-        route_locked(path_p, MCA_COMMON_SFIO_LOCK_LIST);
-        return 0;
-    }
-    if (MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode) {
+        break;
+    case MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE:
         if (NULL == f || !f->warned_no_atomic) {
-            mca_common_sfio_show_help("atomic-unavailable", true,
-                                      fh->f_filename ? fh->f_filename : "", WHY_NO_STORE);
+            mca_common_sfio_show_help("atomic-unavailable", true, name, why_no_store(f));
             if (NULL != f) {
                 f->warned_no_atomic = true;
             }
         }
-        return -ENOTSUP;
+        break;
+    case MCA_COMMON_SFIO_ROUTE_SAY_BAD_MODE:
+        opal_output(0, "sfio: %s: atomic mode %d is not one of the suite's", name, mode);
+        break;
+    case MCA_COMMON_SFIO_ROUTE_SAY_NOTHING:
+        break;
     }
-    for (size_t i = 0; i < sizeof(lock_of_mode) / sizeof(lock_of_mode[0]); ++i) {
-        if (lock_of_mode[i].mode == mode) {
-            route_locked(path_p, lock_of_mode[i].lockmode);
-            return 0;
-        }
-    }
-    return -EINVAL;
-#undef WHY_NO_STORE
+    return r;
 }
 
-/* Chooses how fh's current access reaches the file.  In atomic mode
- * without a usable path says why once and returns an error.  List locks
- * with known objects keep private bytes in the file's cache; any other
- * path first writes back what the cache holds, so that no older cached
- * copy lands over what it writes, and it reads what the cache held. */
+/* Chooses how fh's current access reaches the file; the decision is kept
+ * in the file's state until atomicity, the views, the mode or the store's
+ * attachment change.  In atomic mode without a usable route returns
+ * -ENOTSUP.  A route that does not use the private-byte cache first
+ * writes back what the cache holds, so that no older cached copy lands
+ * over what it writes, and it reads what the cache held. */
 static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
                  mca_common_sfio_path_t *path_p)
 {
@@ -185,10 +131,17 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
         f->route.attached == attached) {
         *path_p = f->route.path;
     } else {
-        int rc = route_path(fh, mode, path_p);
-        if (0 != rc) {
-            return rc;
+        mca_common_sfio_route_t r = decide(fh, f, (int) mode, 0 != fh->f_atomicity);
+        if (MCA_COMMON_SFIO_ROUTE_NONE == r.kind) {
+            return -ENOTSUP;
         }
+        *path_p = (mca_common_sfio_path_t) {
+            .ops = ops_of_kind[r.kind],
+            .store = r.with_store ? f->store : NULL,
+            .lockmode = r.lockmode,
+            .objects = r.with_objects ? mca_common_sfio_file_objects(f) : NULL,
+            .pcache = r.with_pcache ? pc : NULL,
+        };
         if (NULL != f) {
             f->route.valid = true;
             f->route.atomicity = 0 != fh->f_atomicity;
@@ -198,15 +151,10 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
             f->route.path = *path_p;
         }
     }
-    int rc = 0;
-    if (&mca_common_sfio_path_locked == path_p->ops &&
-        MCA_COMMON_SFIO_LOCK_LIST == path_p->lockmode && NULL != path_p->objects &&
-        mca_common_sfio_pcache_limit > 0) {
-        path_p->pcache = pc;
-    } else if (NULL != pc && pc->count > 0) {
-        rc = mca_common_sfio_pcache_write_back(fh->fd, pc);
+    if (NULL == path_p->pcache && NULL != pc && pc->count > 0) {
+        return mca_common_sfio_pcache_write_back(fh->fd, pc);
     }
-    return rc;
+    return 0;
 }
 
 /* Whether fh can be made atomic in mode (see sfio_ompio.h).  The answer
@@ -215,25 +163,9 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
 bool mca_common_sfio_fbtl_check_atomicity(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    bool have_store = NULL != f && NULL != f->store;
-
-    if ((fh->f_amode & MPI_MODE_RDONLY) &&
-        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode)) {
-        return true;   /* nobody writes through the group's handles: see route() */
-    }
-    if (MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode ||
-        (MCA_COMMON_SFIO_ATOMIC_AUTO == mode && have_store)) {
-        if (!have_store && (NULL == f || !f->warned_no_atomic)) {
-            mca_common_sfio_show_help("atomic-unavailable", true,
-                                      fh->f_filename ? fh->f_filename : "",
-                                      NULL == f || !f->served_by_fs
-                                          ? "the file is not served by fs/versioned"
-                                          : strerror(f->store_errno));
-            if (NULL != f) {
-                f->warned_no_atomic = true;
-            }
-        }
-        return have_store;
+    mca_common_sfio_route_t r = decide(fh, f, (int) mode, true);
+    if (MCA_COMMON_SFIO_ROUTE_LOCKED != r.kind) {
+        return MCA_COMMON_SFIO_ROUTE_NONE != r.kind;
     }
     /* Lock modes: byte-range locks must work on this file. */
     struct flock probe = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
@@ -253,9 +185,10 @@ static void trace(ompio_file_t *fh, const char *what, const mca_common_sfio_iose
         return;   /* every fbtl call passes here: sum nothing unless asked */
     }
     const char *via = p->ops->name;
-    for (size_t i = 0; i < sizeof(lock_of_mode) / sizeof(lock_of_mode[0]); ++i) {
-        if (&mca_common_sfio_path_locked == p->ops && lock_of_mode[i].lockmode == p->lockmode) {
-            via = mode_name(lock_of_mode[i].mode);
+    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
+        if (&mca_common_sfio_path_locked == p->ops && mca_common_sfio_atomic_modes[i].locks &&
+            mca_common_sfio_atomic_modes[i].lockmode == p->lockmode) {
+            via = mca_common_sfio_atomic_modes[i].name;
         }
     }
     opal_output_verbose(10, mca_common_sfio_output,

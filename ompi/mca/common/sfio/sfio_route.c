@@ -1,0 +1,85 @@
+/*
+ * sfio_route: the route decision (see header).
+ */
+#include <stddef.h>
+
+#include "sfio_route.h"
+
+const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
+    { MCA_COMMON_SFIO_ATOMIC_AUTO, "auto",
+      "versioned when fs/versioned has a store for the file, else listlock", false, 0 },
+    { MCA_COMMON_SFIO_ATOMIC_VERSIONED, "versioned",
+      "shadow writes and ordered versions, lock-free (needs fs/versioned)", false, 0 },
+    { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, "listlock",
+      "lock exactly the shared bytes of each access, ascending (list locks, Aarestad, "
+      "Ching et al.)", true, MCA_COMMON_SFIO_LOCK_LIST },
+    { MCA_COMMON_SFIO_ATOMIC_RANGELOCK, "rangelock",
+      "one lock from the first to the last byte of each access (ROMIO's way)", true,
+      MCA_COMMON_SFIO_LOCK_RANGE },
+    { MCA_COMMON_SFIO_ATOMIC_FILELOCK, "filelock", "lock the whole file for each access", true,
+      MCA_COMMON_SFIO_LOCK_FILE },
+};
+const int mca_common_sfio_atomic_mode_count =
+    (int) (sizeof(mca_common_sfio_atomic_modes) / sizeof(mca_common_sfio_atomic_modes[0]));
+
+const mca_common_sfio_atomic_mode_info_t *mca_common_sfio_atomic_mode_info(int mode)
+{
+    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
+        if ((int) mca_common_sfio_atomic_modes[i].id == mode) {
+            return &mca_common_sfio_atomic_modes[i];
+        }
+    }
+    return NULL;
+}
+
+static mca_common_sfio_route_t plain_or_store(bool through_store)
+{
+    return (mca_common_sfio_route_t) {
+        .kind = through_store ? MCA_COMMON_SFIO_ROUTE_STORE : MCA_COMMON_SFIO_ROUTE_POSIX,
+        .with_store = through_store,
+    };
+}
+
+static mca_common_sfio_route_t locked(const mca_common_sfio_route_facts_t *f,
+                                      mca_common_sfio_lockmode_t lockmode,
+                                      mca_common_sfio_route_say_t say)
+{
+    /* lock modes write in place: no versions are ever made */
+    return (mca_common_sfio_route_t) {
+        .kind = MCA_COMMON_SFIO_ROUTE_LOCKED, .lockmode = lockmode,
+        .with_objects = f->objects_known,
+        .with_pcache = MCA_COMMON_SFIO_LOCK_LIST == lockmode && f->objects_known &&
+                       f->pcache_enabled,
+        .say = say,
+    };
+}
+
+mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route_facts_t *f)
+{
+    const mca_common_sfio_atomic_mode_info_t *mode = mca_common_sfio_atomic_mode_info(f->mode);
+    if (!f->atomic) {
+        return plain_or_store(f->have_store && f->store_attached);
+    }
+    if (NULL == mode) {
+        return (mca_common_sfio_route_t) { .kind = MCA_COMMON_SFIO_ROUTE_NONE,
+                                           .say = MCA_COMMON_SFIO_ROUTE_SAY_BAD_MODE };
+    }
+    if (mode->locks) {
+        return locked(f, mode->lockmode, MCA_COMMON_SFIO_ROUTE_SAY_NOTHING);
+    }
+    if (f->read_only) {
+        mca_common_sfio_route_t r = plain_or_store(f->have_store);
+        r.with_objects = f->objects_known;
+        return r;
+    }
+    if (f->have_store) {
+        return (mca_common_sfio_route_t) { .kind = MCA_COMMON_SFIO_ROUTE_VERSIONS,
+                                           .with_store = true,
+                                           .with_objects = f->objects_known };
+    }
+    if (MCA_COMMON_SFIO_ATOMIC_AUTO == mode->id) {
+        return locked(f, MCA_COMMON_SFIO_LOCK_LIST, MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK);
+    }
+    return (mca_common_sfio_route_t) { .kind = MCA_COMMON_SFIO_ROUTE_NONE,
+                                       .say = MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE };
+}

@@ -1,0 +1,94 @@
+/*
+ * sfio_route: which way an access of a file goes, decided from facts
+ * alone (no MPI, no I/O): the atomic mode asked for, whether the access
+ * is atomic, whether the file has a versioned store and this rank has
+ * attached it, whether the handle is read-only, whether the private
+ * bytes of the current views are known.  sfio_ompio_fbtl gathers the
+ * facts, keeps the answer until one of them changes, and maps the kind
+ * to an operations table of sfio_path.
+ */
+#ifndef MCA_COMMON_SFIO_ROUTE_H
+#define MCA_COMMON_SFIO_ROUTE_H
+
+#include <stdbool.h>
+
+#include "sfio_lockplan.h"
+
+/* How atomic mode is provided (fbtl_versioned_atomic_mode).  The table
+ * mca_common_sfio_atomic_modes names them for the MCA enum, the help text
+ * and verbose output. */
+typedef enum {
+    MCA_COMMON_SFIO_ATOMIC_AUTO = 0,
+    MCA_COMMON_SFIO_ATOMIC_VERSIONED = 1,
+    MCA_COMMON_SFIO_ATOMIC_LISTLOCK = 2,
+    MCA_COMMON_SFIO_ATOMIC_RANGELOCK = 3,
+    MCA_COMMON_SFIO_ATOMIC_FILELOCK = 4
+} mca_common_sfio_atomic_mode_t;
+
+typedef struct mca_common_sfio_atomic_mode_info_t {
+    mca_common_sfio_atomic_mode_t id;
+    const char *name;
+    const char *help;
+    bool locks;                             /* a lock mode: always locks */
+    mca_common_sfio_lockmode_t lockmode;    /* its locks */
+} mca_common_sfio_atomic_mode_info_t;
+
+extern const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[];
+extern const int mca_common_sfio_atomic_mode_count;
+
+/* The table's entry of mode, or NULL. */
+const mca_common_sfio_atomic_mode_info_t *mca_common_sfio_atomic_mode_info(int mode);
+
+typedef enum {
+    MCA_COMMON_SFIO_ROUTE_POSIX = 0,    /* plain calls */
+    MCA_COMMON_SFIO_ROUTE_STORE,        /* in place; reads see unfolded versions */
+    MCA_COMMON_SFIO_ROUTE_VERSIONS,     /* atomic: one version per access */
+    MCA_COMMON_SFIO_ROUTE_LOCKED,       /* atomic: byte-range locks (lockmode) */
+    MCA_COMMON_SFIO_ROUTE_NONE,         /* the atomic mode asked for cannot serve */
+    MCA_COMMON_SFIO_ROUTE_KINDS
+} mca_common_sfio_route_kind_t;
+
+/* What the caller should tell the user about the answer. */
+typedef enum {
+    MCA_COMMON_SFIO_ROUTE_SAY_NOTHING = 0,
+    MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK,     /* auto without a store: list locks (verbose) */
+    MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE,     /* versioned asked, no store: an error */
+    MCA_COMMON_SFIO_ROUTE_SAY_BAD_MODE      /* not a mode of the table: an error */
+} mca_common_sfio_route_say_t;
+
+typedef struct mca_common_sfio_route_facts_t {
+    int mode;               /* mca_common_sfio_atomic_mode_t */
+    bool atomic;            /* MPI_File_set_atomicity(fh, 1) */
+    bool read_only;         /* opened MPI_MODE_RDONLY */
+    bool have_store;        /* the group has a versioned store of the file */
+    bool store_attached;    /* ... and this rank attached it: versions may be unfolded */
+    bool objects_known;     /* the private bytes of the current views are known */
+    bool pcache_enabled;    /* private bytes may be cached (private_cache > 0) */
+} mca_common_sfio_route_facts_t;
+
+typedef struct mca_common_sfio_route_t {
+    mca_common_sfio_route_kind_t kind;
+    mca_common_sfio_lockmode_t lockmode;    /* LOCKED */
+    bool with_store;        /* the path works on the store */
+    bool with_objects;      /* private bytes skip versions and locks */
+    bool with_pcache;       /* private bytes go to the file's cache (else written back first) */
+    mca_common_sfio_route_say_t say;
+} mca_common_sfio_route_t;
+
+/*
+ * The rules, in order:
+ *  - not atomic: through the store when this rank attached it (a version
+ *    of the group may be unfolded), else plain;
+ *  - atomic through a read-only handle in auto or versioned: nobody of
+ *    the group writes (MPI 4.0, 14.6.1), so neither versions nor locks;
+ *    through the store when there is one;
+ *  - auto or versioned with a store: versions;
+ *  - auto without a store: list locks (said at verbose 1);
+ *  - versioned without a store: none (an error, said once);
+ *  - a lock mode: its locks, even read-only (the user asked for them).
+ * Atomic accesses know the private bytes when the views say them; the
+ * private-byte cache serves list locks only.
+ */
+mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route_facts_t *facts);
+
+#endif

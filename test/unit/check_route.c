@@ -1,0 +1,208 @@
+/*
+ * Unit tests of sfio_route: every combination of facts (all modes, and
+ * one that is not a mode) against the rules stated in sfio_route.h, one
+ * property per test, plus the safety properties that hold whatever the
+ * rules: never versions without a store, never plain calls for an atomic
+ * write, the cache only behind list locks.
+ */
+#include <stdbool.h>
+
+#include "sfio_check.h"
+#include "sfio_route.h"
+
+#define NMODES 6   /* the five modes and 99, not a mode */
+
+static int mode_at(int i)
+{
+    return i < 5 ? i : 99;
+}
+
+/* Calls fn on every combination of facts. */
+static void each_facts(void (*fn)(const mca_common_sfio_route_facts_t *f,
+                                  const mca_common_sfio_route_t *r))
+{
+    for (int m = 0; m < NMODES; ++m) {
+        for (unsigned bits = 0; bits < 64; ++bits) {
+            mca_common_sfio_route_facts_t f = {
+                .mode = mode_at(m),
+                .atomic = bits & 1, .read_only = bits & 2, .have_store = bits & 4,
+                .store_attached = (bits & 4) && (bits & 8), .objects_known = bits & 16,
+                .pcache_enabled = bits & 32,
+            };
+            mca_common_sfio_route_t r = mca_common_sfio_route_decide(&f);
+            fn(&f, &r);
+        }
+    }
+}
+
+static bool is_lock_mode(int mode)
+{
+    return MCA_COMMON_SFIO_ATOMIC_LISTLOCK == mode || MCA_COMMON_SFIO_ATOMIC_RANGELOCK == mode ||
+           MCA_COMMON_SFIO_ATOMIC_FILELOCK == mode;
+}
+
+static bool is_versioning_mode(int mode)
+{
+    return MCA_COMMON_SFIO_ATOMIC_AUTO == mode || MCA_COMMON_SFIO_ATOMIC_VERSIONED == mode;
+}
+
+static void non_atomic(const mca_common_sfio_route_facts_t *f, const mca_common_sfio_route_t *r)
+{
+    if (f->atomic) {
+        return;
+    }
+    bool unfolded = f->have_store && f->store_attached;
+    REQUIRE(r->kind == (unfolded ? MCA_COMMON_SFIO_ROUTE_STORE : MCA_COMMON_SFIO_ROUTE_POSIX));
+    REQUIRE(r->with_store == unfolded);
+    REQUIRE(!r->with_objects && !r->with_pcache);
+    REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
+}
+
+START_TEST(non_atomic_is_plain_or_through_the_store)
+{
+    each_facts(non_atomic);
+}
+END_TEST
+
+static void read_only(const mca_common_sfio_route_facts_t *f, const mca_common_sfio_route_t *r)
+{
+    if (!f->atomic || !f->read_only || !is_versioning_mode(f->mode)) {
+        return;
+    }
+    REQUIRE(r->kind == (f->have_store ? MCA_COMMON_SFIO_ROUTE_STORE
+                                      : MCA_COMMON_SFIO_ROUTE_POSIX));
+    REQUIRE(r->with_objects == f->objects_known);
+    REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
+}
+
+START_TEST(read_only_atomic_needs_no_versions_nor_locks)
+{
+    each_facts(read_only);
+}
+END_TEST
+
+static void versioning(const mca_common_sfio_route_facts_t *f, const mca_common_sfio_route_t *r)
+{
+    if (!f->atomic || f->read_only || !is_versioning_mode(f->mode)) {
+        return;
+    }
+    if (f->have_store) {
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_VERSIONS == r->kind && r->with_store);
+        REQUIRE(r->with_objects == f->objects_known);
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
+    } else if (MCA_COMMON_SFIO_ATOMIC_AUTO == f->mode) {
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind);
+        REQUIRE(MCA_COMMON_SFIO_LOCK_LIST == r->lockmode);
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK == r->say);
+    } else {
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_NONE == r->kind);
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE == r->say);
+    }
+}
+
+START_TEST(auto_and_versioned_use_the_store_or_say_why_not)
+{
+    each_facts(versioning);
+}
+END_TEST
+
+static void lock_modes(const mca_common_sfio_route_facts_t *f, const mca_common_sfio_route_t *r)
+{
+    if (!f->atomic || !is_lock_mode(f->mode)) {
+        return;
+    }
+    static const mca_common_sfio_lockmode_t want[] = {
+        [MCA_COMMON_SFIO_ATOMIC_LISTLOCK] = MCA_COMMON_SFIO_LOCK_LIST,
+        [MCA_COMMON_SFIO_ATOMIC_RANGELOCK] = MCA_COMMON_SFIO_LOCK_RANGE,
+        [MCA_COMMON_SFIO_ATOMIC_FILELOCK] = MCA_COMMON_SFIO_LOCK_FILE,
+    };
+    REQUIRE(MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind);   /* read-only too: asked for */
+    REQUIRE(want[f->mode] == r->lockmode);
+    REQUIRE(!r->with_store);
+    REQUIRE(r->with_objects == f->objects_known);
+    REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
+}
+
+START_TEST(lock_modes_always_lock_their_way)
+{
+    each_facts(lock_modes);
+}
+END_TEST
+
+static void not_a_mode(const mca_common_sfio_route_facts_t *f, const mca_common_sfio_route_t *r)
+{
+    if (f->atomic && NULL == mca_common_sfio_atomic_mode_info(f->mode)) {
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_NONE == r->kind);
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_BAD_MODE == r->say);
+    }
+}
+
+START_TEST(an_unknown_mode_serves_nothing_atomic)
+{
+    each_facts(not_a_mode);
+}
+END_TEST
+
+static void safety(const mca_common_sfio_route_facts_t *f, const mca_common_sfio_route_t *r)
+{
+    REQUIRE(r->kind < MCA_COMMON_SFIO_ROUTE_KINDS);
+    if (MCA_COMMON_SFIO_ROUTE_VERSIONS == r->kind || r->with_store) {
+        REQUIRE(f->have_store);
+    }
+    if (MCA_COMMON_SFIO_ROUTE_VERSIONS == r->kind) {
+        REQUIRE(f->atomic && !f->read_only);
+    }
+    if (f->atomic && !f->read_only) {   /* an atomic write is never unprotected */
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_POSIX != r->kind && MCA_COMMON_SFIO_ROUTE_STORE != r->kind);
+    }
+    if (r->with_pcache) {
+        REQUIRE(MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind &&
+                MCA_COMMON_SFIO_LOCK_LIST == r->lockmode && f->objects_known &&
+                f->pcache_enabled);
+    } else if (MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind &&
+               MCA_COMMON_SFIO_LOCK_LIST == r->lockmode) {
+        REQUIRE(!f->objects_known || !f->pcache_enabled);
+    }
+    if (r->with_objects) {
+        REQUIRE(f->atomic && f->objects_known);
+    }
+}
+
+START_TEST(safety_holds_for_every_combination)
+{
+    each_facts(safety);
+}
+END_TEST
+
+START_TEST(the_mode_table_is_complete)
+{
+    ck_assert_int_eq(mca_common_sfio_atomic_mode_count, 5);
+    for (int m = 0; m < 5; ++m) {
+        const mca_common_sfio_atomic_mode_info_t *info = mca_common_sfio_atomic_mode_info(m);
+        ck_assert_ptr_nonnull(info);
+        ck_assert_int_eq((int) info->id, m);
+        ck_assert_int_eq(info->locks, is_lock_mode(m));
+        ck_assert_ptr_nonnull(info->name);
+        ck_assert_ptr_nonnull(info->help);
+    }
+    ck_assert_ptr_null(mca_common_sfio_atomic_mode_info(-1));
+    ck_assert_ptr_null(mca_common_sfio_atomic_mode_info(5));
+}
+END_TEST
+
+static Suite *route_suite(void)
+{
+    Suite *s = suite_create("route");
+    TCase *tc = tcase_create("decide");
+    tcase_add_test(tc, non_atomic_is_plain_or_through_the_store);
+    tcase_add_test(tc, read_only_atomic_needs_no_versions_nor_locks);
+    tcase_add_test(tc, auto_and_versioned_use_the_store_or_say_why_not);
+    tcase_add_test(tc, lock_modes_always_lock_their_way);
+    tcase_add_test(tc, an_unknown_mode_serves_nothing_atomic);
+    tcase_add_test(tc, safety_holds_for_every_combination);
+    tcase_add_test(tc, the_mode_table_is_complete);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+SFIO_CHECK_MAIN(route_suite)
