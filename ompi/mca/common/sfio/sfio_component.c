@@ -109,6 +109,39 @@ void mca_common_sfio_engine_close(int output)
     pthread_mutex_unlock(&engine_lock);
 }
 
+int mca_common_sfio_component_open(const char *framework, const char *component,
+                                   int verbosity, bool engine_messages, int *output_p)
+{
+    char name[64];
+    int rc = mca_common_sfio_component_check_series(framework, component);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    (void) snprintf(name, sizeof(name), "%s:%s", framework, component);
+    *output_p = mca_common_sfio_engine_open(name, verbosity, engine_messages);
+    return OMPI_SUCCESS;
+}
+
+int mca_common_sfio_component_close(int *output_p)
+{
+    mca_common_sfio_engine_close(*output_p);
+    *output_p = -1;
+    return OMPI_SUCCESS;
+}
+
+int mca_common_sfio_component_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+int mca_common_sfio_component_file_unquery(struct ompio_file_t *fh)
+{
+    (void) fh;
+    return OMPI_SUCCESS;
+}
+
 char **mca_common_sfio_component_register_string(const mca_base_component_t *c,
                                                  char ***cell, const char *name,
                                                  const char *help)
@@ -141,6 +174,48 @@ int mca_common_sfio_component_register_enum(const mca_base_component_t *c, const
                                          level, MCA_BASE_VAR_SCOPE_READONLY, storage);
     OBJ_RELEASE(new_enum);
     return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
+void mca_common_sfio_component_register_params(const mca_base_component_t *c,
+                                               const mca_common_sfio_param_t *params, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        (void) mca_base_component_var_register(c, params[i].name, params[i].help,
+                                               params[i].type, NULL, 0, 0, params[i].level,
+                                               params[i].scope, params[i].storage);
+    }
+}
+
+int mca_common_sfio_component_register_table(const mca_base_component_t *c, const char *name,
+                                             const char *enum_name, const char *intro,
+                                             int count, mca_common_sfio_enum_entry_fn_t entry,
+                                             int dflt, int level, int *storage)
+{
+    /* Open MPI keeps pointers to the values and the help: they live as
+     * long as the process (the engine is never unloaded) */
+    mca_base_var_enum_value_t *values = calloc((size_t) count + 1, sizeof(*values));
+    size_t cap = strlen(intro) + 1, used = 0;
+    for (int i = 0; i < count; ++i) {
+        const char *n, *h;
+        entry(i, &values[i].value, &n, &h);
+        values[i].string = n;
+        cap += strlen(n) + strlen(h) + 4;
+    }
+    char *help = malloc(cap);
+    if (NULL == values || NULL == help) {
+        free(values);
+        free(help);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    used = (size_t) snprintf(help, cap, "%s", intro);
+    for (int i = 0; i < count && used < cap; ++i) {
+        int v;
+        const char *n, *h;
+        entry(i, &v, &n, &h);
+        used += (size_t) snprintf(help + used, cap - used, " %s: %s;", n, h);
+    }
+    return mca_common_sfio_component_register_enum(c, name, enum_name, values, dflt, help, level,
+                                                   storage);
 }
 
 int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage)

@@ -39,6 +39,22 @@ SFIO_EXPORT int mca_common_sfio_engine_open(const char *name, int verbosity,
  * worker) before Open MPI unloads the components. */
 SFIO_EXPORT void mca_common_sfio_engine_close(int output);
 
+/* A component's whole open: check_series, then engine_open with the name
+ * "<framework>:<component>" into *output_p.  OMPI_SUCCESS or the reason
+ * the component must not be used. */
+SFIO_EXPORT int mca_common_sfio_component_open(const char *framework, const char *component,
+                                               int verbosity, bool engine_messages,
+                                               int *output_p);
+
+/* A component's whole close: engine_close(*output_p), *output_p = -1. */
+SFIO_EXPORT int mca_common_sfio_component_close(int *output_p);
+
+/* init_query and file_unquery of components that need neither. */
+SFIO_EXPORT int mca_common_sfio_component_init_query(bool enable_progress_threads,
+                                                     bool enable_mpi_threads);
+struct ompio_file_t;
+SFIO_EXPORT int mca_common_sfio_component_file_unquery(struct ompio_file_t *fh);
+
 /* Registers "<component>_fold_by" (auto|owner|domain, see
  * mca_common_sfio_fold_by_t); the enumerator lives in the engine, which
  * outlives the component's DSO. */
@@ -62,6 +78,34 @@ SFIO_EXPORT int mca_common_sfio_component_register_enum(const mca_base_component
                                             const mca_base_var_enum_value_t *values,
                                             int dflt, const char *help, int level,
                                             int *storage);
+
+/* One plain MCA parameter of a component.  Its storage holds the default
+ * when registered.  Components list their parameters in a table and
+ * register them with one call. */
+typedef struct mca_common_sfio_param_t {
+    const char *name;
+    mca_base_var_type_t type;
+    void *storage;
+    mca_base_var_info_lvl_t level;
+    mca_base_var_scope_t scope;
+    const char *help;
+} mca_common_sfio_param_t;
+
+/* Registers params[0..n) of component c, in order. */
+SFIO_EXPORT void mca_common_sfio_component_register_params(const mca_base_component_t *c,
+                                                           const mca_common_sfio_param_t *params,
+                                                           size_t n);
+
+/* An enum parameter whose values and their help come from one of the
+ * engine's tables (atomic modes, collective algorithms): entry(i, ...)
+ * gives entry i of count; the help is intro followed by every value. */
+typedef void (*mca_common_sfio_enum_entry_fn_t)(int i, int *value, const char **name,
+                                                const char **help);
+SFIO_EXPORT int mca_common_sfio_component_register_table(const mca_base_component_t *c,
+                                                         const char *name, const char *enum_name,
+                                                         const char *intro, int count,
+                                                         mca_common_sfio_enum_entry_fn_t entry,
+                                                         int dflt, int level, int *storage);
 
 END_C_DECLS
 

@@ -4,26 +4,19 @@
  */
 #include "sfio_fcoll_int.h"
 
+static void algorithm_entry(int i, int *value, const char **name, const char **help)
+{
+    *value = mca_common_sfio_coll_algs[i].id;
+    *name = mca_common_sfio_coll_algs[i].name;
+    *help = mca_common_sfio_coll_algs[i].help;
+}
 
 int mca_common_sfio_fcoll_algorithm_register(const mca_base_component_t *c, int *storage)
 {
-    static mca_base_var_enum_value_t values[MCA_COMMON_SFIO_COLL_NALGS + 1];
-    static char help[1024];
-    size_t used = (size_t) snprintf(help, sizeof(help),
-                                    "Collective algorithm (default auto):");
-    for (int i = 0; i < MCA_COMMON_SFIO_COLL_NALGS; ++i) {
-        values[i].value = mca_common_sfio_coll_algs[i].id;
-        values[i].string = mca_common_sfio_coll_algs[i].name;
-        if (used < sizeof(help)) {
-            used += (size_t) snprintf(help + used, sizeof(help) - used, " %s: %s;",
-                                      mca_common_sfio_coll_algs[i].name,
-                                      mca_common_sfio_coll_algs[i].help);
-        }
-    }
-    values[MCA_COMMON_SFIO_COLL_NALGS].string = NULL;
-    return mca_common_sfio_component_register_enum(c, "algorithm", "sfio_fcoll_algorithm", values,
-                                                   MCA_COMMON_SFIO_COLL_AUTO, help,
-                                                   OPAL_INFO_LVL_5, storage);
+    return mca_common_sfio_component_register_table(
+        c, "algorithm", "sfio_fcoll_algorithm", "Collective algorithm (default auto):",
+        MCA_COMMON_SFIO_COLL_NALGS, algorithm_entry, MCA_COMMON_SFIO_COLL_AUTO, OPAL_INFO_LVL_5,
+        storage);
 }
 
 int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int *placement,

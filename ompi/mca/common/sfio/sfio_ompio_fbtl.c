@@ -27,27 +27,19 @@ int mca_common_sfio_ompio_segs(const ompio_file_t *fh, mca_common_sfio_ioseg_t *
     return 0;
 }
 
+static void atomic_mode_entry(int i, int *value, const char **name, const char **help)
+{
+    *value = (int) mca_common_sfio_atomic_modes[i].id;
+    *name = mca_common_sfio_atomic_modes[i].name;
+    *help = mca_common_sfio_atomic_modes[i].help;
+}
+
 int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *storage)
 {
-    static mca_base_var_enum_value_t values[8];
-    static char help[1024];
-    size_t used = 0;
-
-    used += (size_t) snprintf(help, sizeof(help),
-                              "How MPI_File_set_atomicity(fh, 1) is provided:");
-    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
-        values[i].value = (int) mca_common_sfio_atomic_modes[i].id;
-        values[i].string = mca_common_sfio_atomic_modes[i].name;
-        if (used < sizeof(help)) {
-            used += (size_t) snprintf(help + used, sizeof(help) - used, " %s: %s;",
-                                      mca_common_sfio_atomic_modes[i].name,
-                                      mca_common_sfio_atomic_modes[i].help);
-        }
-    }
-    values[mca_common_sfio_atomic_mode_count].string = NULL;
-    return mca_common_sfio_component_register_enum(c, "atomic_mode", "sfio_atomic_mode", values,
-                                                   MCA_COMMON_SFIO_ATOMIC_AUTO, help,
-                                                   OPAL_INFO_LVL_9, storage);
+    return mca_common_sfio_component_register_table(
+        c, "atomic_mode", "sfio_atomic_mode", "How MPI_File_set_atomicity(fh, 1) is provided:",
+        mca_common_sfio_atomic_mode_count, atomic_mode_entry, MCA_COMMON_SFIO_ATOMIC_AUTO,
+        OPAL_INFO_LVL_9, storage);
 }
 
 /* Per-process scratch buffer for sieved blocking reads (OMPIO serialises

@@ -28,51 +28,60 @@ static size_t io_depth_min_segs = 64;
 static size_t private_cache = 64 * 1024 * 1024;
 static size_t private_cache_piece_max = 32 * 1024;
 
+/* The plain parameters (defaults: the variables' initial values). */
+static const mca_common_sfio_param_t params[] = {
+    { "priority", MCA_BASE_VAR_TYPE_INT, &mca_fbtl_versioned_priority,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Priority of the fbtl versioned component (stock fbtl/posix uses 50 on POSIX file "
+      "systems; the highest wins)" },
+    { "verbose", MCA_BASE_VAR_TYPE_INT, &mca_fbtl_versioned_verbose,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+      "Verbosity of the fbtl versioned component (0: silent, 1: decisions and errors, "
+      "10: every call)" },
+    { "read_datasieving", MCA_BASE_VAR_TYPE_BOOL, &sieve_enabled,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Read a strided request's covering extent once and copy the pieces out, where the "
+      "holes are small (see datasieving_max_gap)" },
+    { "datasieving_max_gap", MCA_BASE_VAR_TYPE_SIZE_T, &sieve_max_gap,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Largest hole in bytes that a sieved read reads over (larger holes split the read)" },
+    { "datasieving_buffer_size", MCA_BASE_VAR_TYPE_SIZE_T, &sieve_max_window,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Largest extent in bytes read at once by a sieved read (the temporary buffer size)" },
+    { "datasieving_max_block", MCA_BASE_VAR_TYPE_SIZE_T, &sieve_max_block,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Pieces larger than this many bytes are read directly, never sieved" },
+    { "lock_max_ranges", MCA_BASE_VAR_TYPE_SIZE_T, &lock_max_ranges,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Largest number of byte ranges one atomic access locks in the lock modes; longer "
+      "lock lists bridge their smallest gaps (still atomic, a little less concurrent), "
+      "because fcntl lock tables get quadratically slow with thousands of ranges; 0: no bound" },
+    { "io_depth_min_pieces", MCA_BASE_VAR_TYPE_SIZE_T, &io_depth_min_segs,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Accesses of fewer pieces than this are issued by the calling thread alone "
+      "(see io_depth)" },
+    { "private_cache", MCA_BASE_VAR_TYPE_SIZE_T, &private_cache,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Bytes per process and file that list-locking atomic mode keeps of its private bytes "
+      "(bytes no other rank's view reaches, as in Logan and Dickens' object-based files) "
+      "instead of writing them piece by "
+      "piece; the group writes them at its next collective point (set_view, sync, "
+      "set_size, close) in one contiguous domain per rank.  A write that does not fit "
+      "writes the cache back first.  0: private bytes go straight to the file" },
+    { "private_cache_piece_max", MCA_BASE_VAR_TYPE_SIZE_T, &private_cache_piece_max,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Only writes whose private pieces average at most this many bytes go to the private "
+      "cache (see private_cache); larger pieces cost little more than their bytes when "
+      "written at once, while the collective flush moves every cached byte twice" },
+};
+
 static int versioned_register(void)
 {
     const mca_base_component_t *c = &mca_fbtl_versioned_component.fbtlm_version;
 
-    mca_fbtl_versioned_priority = 60;
-    (void) mca_base_component_var_register(c, "priority",
-        "Priority of the fbtl versioned component (stock fbtl/posix uses 50 on POSIX file "
-        "systems; the highest wins)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_fbtl_versioned_priority);
-    mca_fbtl_versioned_verbose = 0;
-    (void) mca_base_component_var_register(c, "verbose",
-        "Verbosity of the fbtl versioned component (0: silent, 1: decisions and errors, "
-        "10: every call)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
-        &mca_fbtl_versioned_verbose);
-    sieve_enabled = true;
-    (void) mca_base_component_var_register(c, "read_datasieving",
-        "Read a strided request's covering extent once and copy the pieces out, where the "
-        "holes are small (see datasieving_max_gap)",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &sieve_enabled);
-    sieve_max_gap = 4096;
-    (void) mca_base_component_var_register(c, "datasieving_max_gap",
-        "Largest hole in bytes that a sieved read reads over (larger holes split the read)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &sieve_max_gap);
-    sieve_max_window = 16 * 1024 * 1024;
-    (void) mca_base_component_var_register(c, "datasieving_buffer_size",
-        "Largest extent in bytes read at once by a sieved read (the temporary buffer size)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &sieve_max_window);
-    sieve_max_block = 1024 * 1024;
-    (void) mca_base_component_var_register(c, "datasieving_max_block",
-        "Pieces larger than this many bytes are read directly, never sieved",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &sieve_max_block);
+    mca_common_sfio_component_register_params(c, params,
+        sizeof(params) / sizeof(params[0]));
     (void) mca_common_sfio_atomic_mode_register(c, &mca_fbtl_versioned_atomic_mode);
-    lock_max_ranges = 1024;
-    (void) mca_base_component_var_register(c, "lock_max_ranges",
-        "Largest number of byte ranges one atomic access locks in the lock modes; longer "
-        "lock lists bridge their smallest gaps (still atomic, a little less concurrent), "
-        "because fcntl lock tables get quadratically slow with thousands of ranges; 0: no bound",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &lock_max_ranges);
     io_depth = 0;
     (void) mca_base_component_var_register(c, "io_depth",
         "Requests in flight per process for an access of many noncontiguous pieces (the "
@@ -82,40 +91,16 @@ static int versioned_register(void)
         "CephFS, OrangeFS, CIFS, AFS), else 1; 1: one request at a time; at most 64",
         MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_READONLY, &io_depth);
-    io_depth_min_segs = 64;
-    (void) mca_base_component_var_register(c, "io_depth_min_pieces",
-        "Accesses of fewer pieces than this are issued by the calling thread alone "
-        "(see io_depth)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &io_depth_min_segs);
-    private_cache = 64 * 1024 * 1024;
-    (void) mca_base_component_var_register(c, "private_cache",
-        "Bytes per process and file that list-locking atomic mode keeps of its private bytes "
-        "(bytes no other rank's view reaches, as in Logan and Dickens' object-based files) "
-        "instead of writing them piece by "
-        "piece; the group writes them at its next collective point (set_view, sync, "
-        "set_size, close) in one contiguous domain per rank.  A write that does not fit "
-        "writes the cache back first.  0: private bytes go straight to the file",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &private_cache);
-    private_cache_piece_max = 32 * 1024;
-    (void) mca_base_component_var_register(c, "private_cache_piece_max",
-        "Only writes whose private pieces average at most this many bytes go to the private "
-        "cache (see private_cache); larger pieces cost little more than their bytes when "
-        "written at once, while the collective flush moves every cached byte twice",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &private_cache_piece_max);
     return OMPI_SUCCESS;
 }
 
 static int versioned_open(void)
 {
-    int rc = mca_common_sfio_component_check_series("fbtl", "versioned");
+    int rc = mca_common_sfio_component_open("fbtl", "versioned", mca_fbtl_versioned_verbose,
+                                            true, &mca_fbtl_versioned_output);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_fbtl_versioned_output = mca_common_sfio_engine_open("fbtl:versioned",
-                                                                      mca_fbtl_versioned_verbose, true);
     mca_fbtl_versioned_sieve = (mca_common_sfio_sieve_policy_t) {
         .enabled = sieve_enabled,
         .max_gap = sieve_max_gap,
@@ -132,19 +117,7 @@ static int versioned_open(void)
 
 static int versioned_close(void)
 {
-    mca_common_sfio_engine_close(mca_fbtl_versioned_output);
-    mca_fbtl_versioned_output = -1;
-    return OMPI_SUCCESS;
-}
-
-static int versioned_init_query(bool enable_progress_threads, bool enable_mpi_threads)
-{
-    return OMPI_SUCCESS;
-}
-
-static int versioned_file_unquery(ompio_file_t *fh)
-{
-    return OMPI_SUCCESS;
+    return mca_common_sfio_component_close(&mca_fbtl_versioned_output);
 }
 
 mca_fbtl_base_component_2_0_0_t mca_fbtl_versioned_component = {
@@ -160,7 +133,7 @@ mca_fbtl_base_component_2_0_0_t mca_fbtl_versioned_component = {
     .fbtlm_data = {
         MCA_BASE_METADATA_PARAM_CHECKPOINT
     },
-    .fbtlm_init_query = versioned_init_query,
+    .fbtlm_init_query = mca_common_sfio_component_init_query,
     .fbtlm_file_query = mca_fbtl_versioned_component_file_query,
-    .fbtlm_file_unquery = versioned_file_unquery,
+    .fbtlm_file_unquery = mca_common_sfio_component_file_unquery,
 };

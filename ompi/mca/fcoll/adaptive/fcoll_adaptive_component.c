@@ -9,7 +9,9 @@
 #include "fcoll_adaptive.h"
 #include "sfio_component.h"
 
-int mca_fcoll_adaptive_priority = 110;  /* stock: 10, raised by their file_query to 50 (vulcan, any non-Lustre file) and 100 (individual at np <= 2) */
+/* stock fcolls: 10, raised by their file_query to 50 (vulcan, any
+ * non-Lustre file) and 100 (individual at np <= 2) */
+int mca_fcoll_adaptive_priority = 110;
 int mca_fcoll_adaptive_output = -1;
 mca_common_sfio_fcoll_options_t mca_fcoll_adaptive_options;
 
@@ -63,143 +65,117 @@ static void options_from_params(void)
     mca_fcoll_adaptive_options = o;
 }
 
+
+/* The plain parameters (defaults: the variables' initial values). */
+static const mca_common_sfio_param_t params[] = {
+    { "priority", MCA_BASE_VAR_TYPE_INT, &mca_fcoll_adaptive_priority,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Priority of the fcoll adaptive component (stock fcolls raise theirs to at most 100 "
+      "per file: vulcan 50, individual 100 at np <= 2; the highest wins)" },
+    { "verbose", MCA_BASE_VAR_TYPE_INT, &adaptive_verbose,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+      "Verbosity of the fcoll adaptive component (0: silent, 1: rank 0 prints each "
+      "collective call's algorithm, aggregator count and cycles, and the aggregators "
+      "as rank@node)" },
+    { "num_aggregators", MCA_BASE_VAR_TYPE_INT, &adaptive_num_aggregators,
+      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+      "Number of aggregators; 0 (default): automatic (Gabriel's OMPIO: groups from the view or a "
+      "Cartesian communicator, merged below k and split above k bytes).  The cb_nodes "
+      "hint takes precedence over both" },
+    { "max_aggregators", MCA_BASE_VAR_TYPE_INT, &adaptive_max_aggregators,
+      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+      "Upper bound of the automatic aggregator count; 0 (default): none.  For file "
+      "systems whose aggregate bandwidth stops growing beyond a few concurrent writers "
+      "(e.g. a node's page cache); sfio-calibrate-k --writers N measures it" },
+    { "k", MCA_BASE_VAR_TYPE_SIZE_T, &adaptive_k,
+      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+      "Smallest write size (bytes) that saturates one process's bandwidth (Gabriel's k): "
+      "chunks above it are written individually, groups holding more than k bytes per "
+      "call get more aggregators.  Measure it with sfio-calibrate-k" },
+    { "stripe_size", MCA_BASE_VAR_TYPE_SIZE_T, &adaptive_stripe_size,
+      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+      "Stripe size (bytes) of the file system (Gabriel's ss); 0 (default): the fs "
+      "component's value, else 65536.  Two-phase file domains are aligned to it" },
+    { "read_max_gap", MCA_BASE_VAR_TYPE_SIZE_T, &adaptive_read_max_gap,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Aggregators' reads bridge holes up to this many bytes (data sieving)" },
+    { "cycle_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &adaptive_cycle_bytes,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Bytes an aggregator moves per cycle; 0 (default): half of the cb_buffer_size hint "
+      "or io_ompio_bytes_per_agg (two cycles are in flight: double buffering), for writes "
+      "at most fcoll_adaptive_write_cycle_bytes" },
+    { "read_extent_ratio", MCA_BASE_VAR_TYPE_INT, &adaptive_read_extent_ratio,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Automatic choice for reads: when every rank's file extent in the call is at most "
+      "this many times the bytes it reads, each rank reads its extent once and keeps its "
+      "pieces (individual, data sieving) instead of aggregating.  That wins where reading a "
+      "byte costs less than moving it between ranks (one node's page cache), not where "
+      "each client's link to the storage is the bottleneck.  -1 (default): 8 on local file "
+      "systems, 0 on network ones (see fcoll_adaptive_storage); 0: never" },
+    { "local_aggregators_per_cpu", MCA_BASE_VAR_TYPE_INT, &adaptive_local_aggregators_per_cpu,
+      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+      "Automatic aggregator count on local file systems (page cache): at most this many "
+      "aggregators per processor online on each node (never more than the node's ranks).  "
+      "There a write is a memory copy, so aggregators beyond the cores only take turns on "
+      "them (measured in docs/fcoll-adaptive.md, \"Aggregators on local storage\").  "
+      "Applies when the call has at least one aggregator buffer "
+      "(fcoll_adaptive_cycle_bytes when set, else half of cb_buffer_size) per capped "
+      "aggregator; smaller calls are bound by "
+      "message steps, not copies.  Network file systems are not capped (each client's "
+      "link is the limit).  0: no cap.  Forced counts (num_aggregators, cb_nodes) are "
+      "never capped" },
+    { "async_io", MCA_BASE_VAR_TYPE_INT, &adaptive_async_io,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Aggregators queue each cycle's file I/O (the fbtl's ipwritev / ipreadv): a write "
+      "runs while the next cycle is exchanged, the next cycle's read while this cycle's "
+      "data goes to the ranks.  1 always, 0 never, -1 (default) on network storage only "
+      "(see fcoll_adaptive_storage), where I/O waits on the storage rather than on the "
+      "process.  An fbtl without asynchronous I/O is called synchronously" },
+    { "write_cycle_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &adaptive_write_cycle_bytes,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Automatic write cycles (fcoll_adaptive_cycle_bytes 0) are at most this many bytes: "
+      "a small cycle's data stays in the caches from the sender's copy to the file write, "
+      "and with queued writes (fcoll_adaptive_async_io) all but the first cycle's exchange "
+      "hide behind the previous write; 0: half of cb_buffer_size, as reads" },
+    { "read_cycle_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &adaptive_read_cycle_bytes,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Automatic read cycles (fcoll_adaptive_cycle_bytes 0) with queued reads "
+      "(fcoll_adaptive_async_io) are at most this many bytes, so that an aggregator's "
+      "storage reads the next cycle while this cycle's data travels to the ranks; "
+      "0: half of cb_buffer_size.  Reads that are not queued always use half of "
+      "cb_buffer_size" },
+    { "async_min_cycles", MCA_BASE_VAR_TYPE_INT, &adaptive_async_min_cycles,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "With queued file I/O (fcoll_adaptive_async_io) and automatic cycles, the busiest "
+      "aggregator of a call gets at least this many cycles (smaller cycles, down to "
+      "fcoll_adaptive_async_min_cycle_bytes): only the first cycle's exchange is not "
+      "hidden behind the storage.  0 or 1: cycles keep their size" },
+    { "async_min_cycle_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &adaptive_async_min_cycle_bytes,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Smallest cycle fcoll_adaptive_async_min_cycles makes (each cycle costs every "
+      "aggregator one more storage call)" },
+    { "individual_min_run", MCA_BASE_VAR_TYPE_SIZE_T, &adaptive_individual_min_run,
+      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+      "Automatic choice: when no rank's file extent in the call interleaves with or "
+      "overlaps another rank's, and every rank's contiguous runs average at least this many "
+      "bytes, each rank accesses its own data independently (individual), as ROMIO's "
+      "romio_cb_write/romio_cb_read automatic does, but from the call's real extents.  "
+      "0: never.  The romio_cb_write/romio_cb_read hints (enable, disable) win over it" },
+    { "links_per_node", MCA_BASE_VAR_TYPE_INT, &adaptive_links_per_node,
+      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+      "Links to the storage each node has, for the automatic aggregator count on network "
+      "storage: at least this many aggregators per node holding data (1, default: one "
+      "client link per node, e.g. NFS); 0: every rank has its own link (one aggregator per "
+      "rank holding data).  Capped by fcoll_adaptive_max_aggregators; forced counts "
+      "(num_aggregators, cb_nodes) win" },
+};
+
 static int adaptive_register(void)
 {
     const mca_base_component_t *c = &mca_fcoll_adaptive_component.fcollm_version;
-    mca_fcoll_adaptive_priority = 110;
-    (void) mca_base_component_var_register(c, "priority",
-        "Priority of the fcoll adaptive component (stock fcolls raise theirs to at most 100 per file: vulcan 50, individual 100 at np <= 2; the highest wins)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_fcoll_adaptive_priority);
-    adaptive_verbose = 0;
-    (void) mca_base_component_var_register(c, "verbose",
-        "Verbosity of the fcoll adaptive component (0: silent, 1: rank 0 prints each "
-        "collective call's algorithm, aggregator count and cycles, and the aggregators "
-        "as rank@node)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
-        &adaptive_verbose);
+    mca_common_sfio_component_register_params(c, params,
+        sizeof(params) / sizeof(params[0]));
     (void) mca_common_sfio_fcoll_algorithm_register(c, &adaptive_algorithm);
-    adaptive_num_aggregators = 0;
-    (void) mca_base_component_var_register(c, "num_aggregators",
-        "Number of aggregators; 0 (default): automatic (Gabriel's OMPIO: groups from the view or a "
-        "Cartesian communicator, merged below k and split above k bytes).  The cb_nodes "
-        "hint takes precedence over both",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_num_aggregators);
-    adaptive_max_aggregators = 0;
-    (void) mca_base_component_var_register(c, "max_aggregators",
-        "Upper bound of the automatic aggregator count; 0 (default): none.  For file "
-        "systems whose aggregate bandwidth stops growing beyond a few concurrent writers "
-        "(e.g. a node's page cache); sfio-calibrate-k --writers N measures it",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_max_aggregators);
-    adaptive_k = 256 * 1024;
-    (void) mca_base_component_var_register(c, "k",
-        "Smallest write size (bytes) that saturates one process's bandwidth (Gabriel's k): "
-        "chunks above it are written individually, groups holding more than k bytes per "
-        "call get more aggregators.  Measure it with sfio-calibrate-k",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_k);
-    adaptive_stripe_size = 0;
-    (void) mca_base_component_var_register(c, "stripe_size",
-        "Stripe size (bytes) of the file system (Gabriel's ss); 0 (default): the fs "
-        "component's value, else 65536.  Two-phase file domains are aligned to it",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_stripe_size);
-    adaptive_read_max_gap = 4096;
-    (void) mca_base_component_var_register(c, "read_max_gap",
-        "Aggregators' reads bridge holes up to this many bytes (data sieving)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_read_max_gap);
-    adaptive_cycle_bytes = 0;
-    (void) mca_base_component_var_register(c, "cycle_bytes",
-        "Bytes an aggregator moves per cycle; 0 (default): half of the cb_buffer_size hint "
-        "or io_ompio_bytes_per_agg (two cycles are in flight: double buffering), for writes "
-        "at most fcoll_adaptive_write_cycle_bytes",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_cycle_bytes);
-    adaptive_read_extent_ratio = -1;
-    (void) mca_base_component_var_register(c, "read_extent_ratio",
-        "Automatic choice for reads: when every rank's file extent in the call is at most "
-        "this many times the bytes it reads, each rank reads its extent once and keeps its "
-        "pieces (individual, data sieving) instead of aggregating.  That wins where reading a "
-        "byte costs less than moving it between ranks (one node's page cache), not where "
-        "each client's link to the storage is the bottleneck.  -1 (default): 8 on local file "
-        "systems, 0 on network ones (see fcoll_adaptive_storage); 0: never",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_read_extent_ratio);
-    adaptive_local_aggregators_per_cpu = 1;
-    (void) mca_base_component_var_register(c, "local_aggregators_per_cpu",
-        "Automatic aggregator count on local file systems (page cache): at most this many "
-        "aggregators per processor online on each node (never more than the node's ranks).  "
-        "There a write is a memory copy, so aggregators beyond the cores only take turns on "
-        "them (measured in docs/fcoll-adaptive.md, \"Aggregators on local storage\").  "
-        "Applies when the call has at least one aggregator buffer "
-        "(fcoll_adaptive_cycle_bytes when set, else half of cb_buffer_size) per capped "
-        "aggregator; smaller calls are bound by "
-        "message steps, not copies.  Network file systems are not capped (each client's "
-        "link is the limit).  0: no cap.  Forced counts (num_aggregators, cb_nodes) are "
-        "never capped",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_local_aggregators_per_cpu);
-    adaptive_async_io = -1;
-    (void) mca_base_component_var_register(c, "async_io",
-        "Aggregators queue each cycle's file I/O (the fbtl's ipwritev / ipreadv): a write "
-        "runs while the next cycle is exchanged, the next cycle's read while this cycle's "
-        "data goes to the ranks.  1 always, 0 never, -1 (default) on network storage only "
-        "(see fcoll_adaptive_storage), where I/O waits on the storage rather than on the "
-        "process.  An fbtl without asynchronous I/O is called synchronously",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_async_io);
-    adaptive_write_cycle_bytes = 1 << 20;
-    (void) mca_base_component_var_register(c, "write_cycle_bytes",
-        "Automatic write cycles (fcoll_adaptive_cycle_bytes 0) are at most this many bytes: "
-        "a small cycle's data stays in the caches from the sender's copy to the file write, "
-        "and with queued writes (fcoll_adaptive_async_io) all but the first cycle's exchange "
-        "hide behind the previous write; 0: half of cb_buffer_size, as reads",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_write_cycle_bytes);
-    adaptive_read_cycle_bytes = 1 << 20;
-    (void) mca_base_component_var_register(c, "read_cycle_bytes",
-        "Automatic read cycles (fcoll_adaptive_cycle_bytes 0) with queued reads "
-        "(fcoll_adaptive_async_io) are at most this many bytes, so that an aggregator's "
-        "storage reads the next cycle while this cycle's data travels to the ranks; "
-        "0: half of cb_buffer_size.  Reads that are not queued always use half of "
-        "cb_buffer_size",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_read_cycle_bytes);
-    adaptive_async_min_cycles = 8;
-    (void) mca_base_component_var_register(c, "async_min_cycles",
-        "With queued file I/O (fcoll_adaptive_async_io) and automatic cycles, the busiest "
-        "aggregator of a call gets at least this many cycles (smaller cycles, down to "
-        "fcoll_adaptive_async_min_cycle_bytes): only the first cycle's exchange is not "
-        "hidden behind the storage.  0 or 1: cycles keep their size",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_async_min_cycles);
-    adaptive_async_min_cycle_bytes = 64 * 1024;
-    (void) mca_base_component_var_register(c, "async_min_cycle_bytes",
-        "Smallest cycle fcoll_adaptive_async_min_cycles makes (each cycle costs every "
-        "aggregator one more storage call)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_async_min_cycle_bytes);
-    adaptive_individual_min_run = 4096;
-    (void) mca_base_component_var_register(c, "individual_min_run",
-        "Automatic choice: when no rank's file extent in the call interleaves with or "
-        "overlaps another rank's, and every rank's contiguous runs average at least this many "
-        "bytes, each rank accesses its own data independently (individual), as ROMIO's "
-        "romio_cb_write/romio_cb_read automatic does, but from the call's real extents.  "
-        "0: never.  The romio_cb_write/romio_cb_read hints (enable, disable) win over it",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_individual_min_run);
-    adaptive_links_per_node = 1;
-    (void) mca_base_component_var_register(c, "links_per_node",
-        "Links to the storage each node has, for the automatic aggregator count on network "
-        "storage: at least this many aggregators per node holding data (1, default: one "
-        "client link per node, e.g. NFS); 0: every rank has its own link (one aggregator per "
-        "rank holding data).  Capped by fcoll_adaptive_max_aggregators; forced counts "
-        "(num_aggregators, cb_nodes) win",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &adaptive_links_per_node);
     if (OPAL_SUCCESS != mca_common_sfio_fcoll_storage_register(c, &adaptive_storage)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -221,31 +197,18 @@ static int adaptive_register(void)
 
 static int adaptive_open(void)
 {
-    int rc = mca_common_sfio_component_check_series("fcoll", "adaptive");
+    int rc = mca_common_sfio_component_open("fcoll", "adaptive", adaptive_verbose, false,
+                                            &mca_fcoll_adaptive_output);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_fcoll_adaptive_output = mca_common_sfio_engine_open("fcoll:adaptive",
-                                                                      adaptive_verbose, false);
     options_from_params();
     return OMPI_SUCCESS;
 }
 
 static int adaptive_close(void)
 {
-    mca_common_sfio_engine_close(mca_fcoll_adaptive_output);
-    mca_fcoll_adaptive_output = -1;
-    return OMPI_SUCCESS;
-}
-
-static int adaptive_init_query(bool enable_progress_threads, bool enable_mpi_threads)
-{
-    return OMPI_SUCCESS;
-}
-
-static int adaptive_file_unquery(ompio_file_t *fh)
-{
-    return OMPI_SUCCESS;
+    return mca_common_sfio_component_close(&mca_fcoll_adaptive_output);
 }
 
 mca_fcoll_base_component_2_0_0_t mca_fcoll_adaptive_component = {
@@ -261,7 +224,7 @@ mca_fcoll_base_component_2_0_0_t mca_fcoll_adaptive_component = {
     .fcollm_data = {
         MCA_BASE_METADATA_PARAM_CHECKPOINT
     },
-    .fcollm_init_query = adaptive_init_query,
+    .fcollm_init_query = mca_common_sfio_component_init_query,
     .fcollm_file_query = mca_fcoll_adaptive_component_file_query,
-    .fcollm_file_unquery = adaptive_file_unquery,
+    .fcollm_file_unquery = mca_common_sfio_component_file_unquery,
 };

@@ -19,21 +19,34 @@ char **mca_sharedfp_fetchadd_shm_dir_storage = NULL;   /* heap cell, outlives th
 bool mca_sharedfp_fetchadd_direct = true;
 bool mca_sharedfp_fetchadd_ordered_collective = false;
 
+/* The plain parameters (defaults: the variables' initial values). */
+static const mca_common_sfio_param_t params[] = {
+    { "priority", MCA_BASE_VAR_TYPE_INT, &mca_sharedfp_fetchadd_priority,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Priority of the sharedfp fetchadd component (stock sm uses 30, lockedfile and "
+      "individual 10; the highest wins)" },
+    { "verbose", MCA_BASE_VAR_TYPE_INT, &mca_sharedfp_fetchadd_verbose,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+      "Verbosity of the sharedfp fetchadd component (0: silent, 1: decisions and errors, "
+      "10: the backend of every file)" },
+    { "direct", MCA_BASE_VAR_TYPE_BOOL, &mca_sharedfp_fetchadd_direct,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Blocking write_shared/read_shared of a contiguous buffer (up to 4 MiB) through a "
+      "contiguous native view go to the selected fbtl as one I/O entry, skipping OMPIO's "
+      "per-call set-up; off: every access takes OMPIO's explicit-offset path" },
+    { "ordered_collective", MCA_BASE_VAR_TYPE_BOOL, &mca_sharedfp_fetchadd_ordered_collective,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Data of write_ordered/read_ordered (and their begin/end forms) through the "
+      "collective explicit-offset calls (the fcoll component aggregates them); off "
+      "(default): once the prefix sum has placed every rank's part, each rank writes or "
+      "reads its own disjoint part with an independent call" },
+};
+
 static int fetchadd_register(void)
 {
     const mca_base_component_t *c = &mca_sharedfp_fetchadd_component.sharedfpm_version;
-    mca_sharedfp_fetchadd_priority = 50;
-    (void) mca_base_component_var_register(c, "priority",
-        "Priority of the sharedfp fetchadd component (stock sm uses 30, lockedfile and "
-        "individual 10; the highest wins)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_sharedfp_fetchadd_priority);
-    mca_sharedfp_fetchadd_verbose = 0;
-    (void) mca_base_component_var_register(c, "verbose",
-        "Verbosity of the sharedfp fetchadd component (0: silent, 1: decisions and errors, "
-        "10: the backend of every file)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
-        &mca_sharedfp_fetchadd_verbose);
+    mca_common_sfio_component_register_params(c, params,
+        sizeof(params) / sizeof(params[0]));
 
     static mca_base_var_enum_value_t backends[] = {
         { MCA_COMMON_SFIO_COORD_AUTO, "auto" },
@@ -59,45 +72,18 @@ static int fetchadd_register(void)
         "pages left by a job killed during MPI_File_open are removed by the next open")) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    mca_sharedfp_fetchadd_direct = true;
-    (void) mca_base_component_var_register(c, "direct",
-        "Blocking write_shared/read_shared of a contiguous buffer (up to 4 MiB) through a "
-        "contiguous native view go to the selected fbtl as one I/O entry, skipping OMPIO's "
-        "per-call set-up; off: every access takes OMPIO's explicit-offset path",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_sharedfp_fetchadd_direct);
-    mca_sharedfp_fetchadd_ordered_collective = false;
-    (void) mca_base_component_var_register(c, "ordered_collective",
-        "Data of write_ordered/read_ordered (and their begin/end forms) through the "
-        "collective explicit-offset calls (the fcoll component aggregates them); off "
-        "(default): once the prefix sum has placed every rank's part, each rank writes or "
-        "reads its own disjoint part with an independent call",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_sharedfp_fetchadd_ordered_collective);
     return OMPI_SUCCESS;
 }
 
 static int fetchadd_open(void)
 {
-    int rc = mca_common_sfio_component_check_series("sharedfp", "fetchadd");
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    mca_sharedfp_fetchadd_output =
-        mca_common_sfio_engine_open("sharedfp:fetchadd", mca_sharedfp_fetchadd_verbose, true);
-    return OMPI_SUCCESS;
+    return mca_common_sfio_component_open("sharedfp", "fetchadd", mca_sharedfp_fetchadd_verbose,
+                                          true, &mca_sharedfp_fetchadd_output);
 }
 
 static int fetchadd_close(void)
 {
-    mca_common_sfio_engine_close(mca_sharedfp_fetchadd_output);
-    mca_sharedfp_fetchadd_output = -1;
-    return OMPI_SUCCESS;
-}
-
-static int fetchadd_init_query(bool enable_progress_threads, bool enable_mpi_threads)
-{
-    return OMPI_SUCCESS;
+    return mca_common_sfio_component_close(&mca_sharedfp_fetchadd_output);
 }
 
 mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component = {
@@ -113,7 +99,7 @@ mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component = {
     .sharedfpm_data = {
         MCA_BASE_METADATA_PARAM_CHECKPOINT
     },
-    .sharedfpm_init_query = fetchadd_init_query,
+    .sharedfpm_init_query = mca_common_sfio_component_init_query,
     .sharedfpm_file_query = mca_sharedfp_fetchadd_component_file_query,
     .sharedfpm_file_unquery = mca_sharedfp_fetchadd_component_file_unquery,
 };
