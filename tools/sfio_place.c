@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <hwloc.h>
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -28,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sfio_package.h"
 #include "sfio_procmap.h"
 
 #define MAX_HOSTS 4096
@@ -266,27 +266,6 @@ done:
 /* measure: per-byte costs of the three distances, by ping-pong        */
 /* ------------------------------------------------------------------ */
 
-/* The package this process is bound to, or -1 (unbound or spanning). */
-static int my_package(void)
-{
-    hwloc_topology_t topo;
-    int pkg = -1;
-    if (0 != hwloc_topology_init(&topo) || 0 != hwloc_topology_load(topo)) {
-        return -1;
-    }
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (NULL != set && 0 == hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS)) {
-        hwloc_obj_t obj = hwloc_get_obj_covering_cpuset(topo, set);
-        while (NULL != obj && HWLOC_OBJ_PACKAGE != obj->type) {
-            obj = obj->parent;
-        }
-        pkg = NULL != obj ? (int) obj->logical_index : -1;
-    }
-    hwloc_bitmap_free(set);
-    hwloc_topology_destroy(topo);
-    return pkg;
-}
-
 enum { DIST_PACKAGE, DIST_NODE, DIST_NET, NDIST };
 
 static int measure(int argc, char **argv)
@@ -310,7 +289,7 @@ static int measure(int argc, char **argv)
     }
     char host[256] = "";
     (void) gethostname(host, sizeof(host) - 1);
-    int pkg = my_package();
+    int pkg = mca_common_sfio_bound_package();
     char *hosts = malloc((size_t) np * sizeof(host));
     int *pkgs = malloc((size_t) np * sizeof(int));
     enum { BYTES = 1 << 20, ITERS = 10, PAIRS_PER_DIST = 3 };

@@ -27,6 +27,7 @@
 #include "ompi/proc/proc.h"
 
 #include "sfio_topo.h"
+#include "sfio_package.h"
 #include "sfio_ompio.h"
 #include "sfio_util.h"
 
@@ -70,44 +71,17 @@ static void keyval_create(void)
     }
 }
 
-/* Logical index of the package holding this process's binding; 0 when the
- * process is not bound inside one package (then sockets say nothing about
- * where its memory traffic goes).  Loading a topology is slow even with
- * only packages kept (docs/fcoll-adaptive.md, "Aggregator placement"), so
- * it is done once per process, and not at all for a process allowed on
- * every CPU. */
+/* The package of this process's binding, 0 when it is not bound inside
+ * one (then sockets say nothing about where its memory traffic goes);
+ * asked once per process (docs/fcoll-adaptive.md, "Aggregator
+ * placement": loading a topology is slow). */
 static int my_package_id = 0;
 static pthread_once_t my_package_once = PTHREAD_ONCE_INIT;
 
 static void my_package_find(void)
 {
-    hwloc_topology_t t;
-    int pkg = 0;
-    cpu_set_t mask;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    if (0 == sched_getaffinity(0, sizeof(mask), &mask) && online > 0 &&
-        CPU_COUNT(&mask) >= online) {
-        return;     /* not bound */
-    }
-    if (0 != hwloc_topology_init(&t)) {
-        return;
-    }
-    (void) hwloc_topology_set_all_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
-    (void) hwloc_topology_set_type_filter(t, HWLOC_OBJ_PACKAGE, HWLOC_TYPE_FILTER_KEEP_ALL);
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (NULL != set && 0 == hwloc_topology_load(t) &&
-        0 == hwloc_get_cpubind(t, set, HWLOC_CPUBIND_PROCESS) && !hwloc_bitmap_iszero(set)) {
-        hwloc_obj_t o = hwloc_get_obj_covering_cpuset(t, set);
-        while (NULL != o && HWLOC_OBJ_PACKAGE != o->type) {
-            o = o->parent;
-        }
-        if (NULL != o) {
-            pkg = (int) o->logical_index;
-        }
-    }
-    hwloc_bitmap_free(set);
-    hwloc_topology_destroy(t);
-    my_package_id = pkg;
+    int pkg = mca_common_sfio_bound_package();
+    my_package_id = pkg < 0 ? 0 : pkg;
 }
 
 static int my_package(void)
