@@ -1,7 +1,7 @@
 /*
  * sfio_colldecide: the whole choice of fcoll/adaptive for one collective
  * call (algorithm and aggregator groups), as one pure function of facts
- * the adapter (sfio_fcoll.c) gathers: parameters and hints, the storage
+ * the adapter (sfio_fcoll_plan.c) gathers: parameters and hints, the storage
  * kind, where ranks run, and the allgathered per-rank summaries.  No MPI,
  * no I/O; every rank computes the same choice from the same facts.
  *
