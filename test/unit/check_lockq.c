@@ -224,6 +224,133 @@ START_TEST(thousands_of_ranges)
 }
 END_TEST
 
+/* ---- allocation failures ---------------------------------------------- */
+
+/* The suite links with --wrap for malloc, calloc and realloc: calls from
+ * the queue (a static convenience library) and from this file come here;
+ * Check's own calls do not.  With fail_from = n >= 0 the next n
+ * allocations succeed and every later one fails, until fail_from = -1. */
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+static long fail_from = -1;
+
+static bool allocation_fails(void)
+{
+    if (fail_from < 0) return false;
+    if (0 == fail_from) return true;
+    fail_from--;
+    return false;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return allocation_fails() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return allocation_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+    return allocation_fails() ? NULL : __real_realloc(p, size);
+}
+
+/* Holders 1 and 2 (shared), writer 3 queued, reader 4 queued behind it,
+ * writer 5 apart and held. */
+static const range_t fx_rd[1] = { { 0, 10, SH } }, fx_wr[1] = { { 5, 1, EX } },
+                     fx_far[1] = { { 20, 5, EX } };
+
+static lockq_t *fixture(void)
+{
+    lockq_t *q = new_queue(&roomy);
+    grants_t g;
+    mca_common_sfio_lockq_grants_init(&g);
+    ck_assert_int_eq(0, submit(q, 1, 1, fx_rd, 1, &g));
+    ck_assert_int_eq(0, submit(q, 2, 1, fx_rd, 1, &g));
+    ck_assert_int_eq(0, submit(q, 3, 1, fx_wr, 1, &g));
+    ck_assert_int_eq(0, submit(q, 4, 1, fx_rd, 1, &g));
+    ck_assert_int_eq(0, submit(q, 5, 1, fx_far, 1, &g));
+    mca_common_sfio_lockq_grants_destroy(&g);
+    return q;
+}
+
+enum { OP_SUBMIT_NEW_CLIENT, OP_SUBMIT_KNOWN_CLIENT, OP_RELEASE, OP_DROP, OP_COUNT };
+
+/* The fixture; before a release, holder 2 has left and queued again
+ * behind the writer, so releasing holder 1 grants the writer. */
+static lockq_t *fixture_for(int op)
+{
+    lockq_t *q = fixture();
+    if (OP_RELEASE == op) {
+        grants_t g;
+        mca_common_sfio_lockq_grants_init(&g);
+        ck_assert_int_eq(0, mca_common_sfio_lockq_release(q, 2, 1, &g));
+        ck_assert_int_eq(0, submit(q, 2, 1, fx_rd, 1, &g));
+        ck_assert_uint_eq(g.count, 0);
+        mca_common_sfio_lockq_grants_destroy(&g);
+    }
+    return q;
+}
+
+static int run_op(lockq_t *q, int op, grants_t *g)
+{
+    switch (op) {
+    case OP_SUBMIT_NEW_CLIENT:
+        return mca_common_sfio_lockq_submit(q, &(request_t) { 9, 1, fx_far, 1 }, g);
+    case OP_SUBMIT_KNOWN_CLIENT:
+        return mca_common_sfio_lockq_submit(q, &(request_t) { 1, 2, fx_rd, 1 }, g);
+    case OP_RELEASE:
+        return mca_common_sfio_lockq_release(q, 1, 1, g);
+    default:
+        return mca_common_sfio_lockq_drop_client(q, 1, g);
+    }
+}
+
+/* Every call that fails with -ENOMEM leaves the queue as it was: same
+ * lists in the same states, invariants intact, no grant issued. */
+START_TEST(enomem_leaves_queue_unchanged)
+{
+    static const uint64_t known[][2] = { { 1, 1 }, { 2, 1 }, { 3, 1 }, { 4, 1 }, { 5, 1 },
+                                         { 9, 1 }, { 1, 2 } };
+    for (int op = 0; op < OP_COUNT; ++op) {
+        long failures = 0;
+        for (long n = 0;; ++n) {
+            lockq_t *q = fixture_for(op);
+            mca_common_sfio_lockq_state_t before[7];
+            int present[7];
+            for (int k = 0; k < 7; ++k)
+                present[k] = mca_common_sfio_lockq_state(q, known[k][0], known[k][1], &before[k]);
+            grants_t g;
+            mca_common_sfio_lockq_grants_init(&g);
+            fail_from = n;
+            int rc = run_op(q, op, &g);
+            fail_from = -1;
+            if (0 == rc) {
+                mca_common_sfio_lockq_grants_destroy(&g);
+                mca_common_sfio_lockq_destroy(q);
+                break;
+            }
+            ck_assert_int_eq(-ENOMEM, rc);
+            ++failures;
+            VERIFY(q);
+            ck_assert_uint_eq(g.count, 0);
+            for (int k = 0; k < 7; ++k) {
+                mca_common_sfio_lockq_state_t now;
+                int rc_now = mca_common_sfio_lockq_state(q, known[k][0], known[k][1], &now);
+                ck_assert_int_eq(rc_now, present[k]);
+                if (0 == rc_now) ck_assert_int_eq(now, before[k]);
+            }
+            mca_common_sfio_lockq_grants_destroy(&g);
+            mca_common_sfio_lockq_destroy(q);
+        }
+        ck_assert_int_gt(failures, 0);   /* the call did allocate: the path ran */
+    }
+}
+END_TEST
+
 /* ---- random runs against the brute-force model ------------------------- */
 
 #define SPACE 192            /* bytes of the toy file */
@@ -491,6 +618,7 @@ static Suite *lockq_suite(void)
     tcase_add_test(tc, killed_holder_releases);
     tcase_add_test(tc, fifo_behind_queued_writer);
     tcase_add_test(tc, thousands_of_ranges);
+    tcase_add_test(tc, enomem_leaves_queue_unchanged);
     tcase_add_loop_test(tc, random_against_model, 0, 4);
     tcase_add_loop_test(tc, stress_no_deadlock, 0, 2);
     tcase_set_timeout(tc, 120);
