@@ -75,7 +75,9 @@ static mca_common_sfio_route_t decide(ompio_file_t *fh, mca_common_sfio_file_t *
         .have_store = NULL != f && NULL != f->store,
         .store_attached = NULL != f && NULL != f->store &&
                           mca_common_sfio_vstore_attached(f->store),
-        .objects_known = NULL != mca_common_sfio_file_objects(f),
+        /* only atomic accesses split private from shared bytes: resolving
+         * the views' intersection costs, so non-atomic routes never ask */
+        .objects_known = atomic && NULL != mca_common_sfio_file_objects(f),
         .pcache_enabled = mca_common_sfio_pcache_limit > 0,
     };
     mca_common_sfio_route_t r = mca_common_sfio_route_decide(&facts);
