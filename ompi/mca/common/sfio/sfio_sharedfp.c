@@ -47,6 +47,7 @@ static int sfp_error(int neg)
     case EINVAL:    return MPI_ERR_ARG;
     case EOVERFLOW: return MPI_ERR_ARG;
     case EIO:       return MPI_ERR_OTHER;
+    case ETIMEDOUT: return MPI_ERR_OTHER;   /* the coordination host did not answer */
     default:        return mca_common_sfio_errno_to_mpi(-neg);
     }
 }
@@ -109,9 +110,12 @@ static mca_common_sfio_coord_t *pending_take(const ompio_file_t *fh)
 
 static const char *backend_name(mca_common_sfio_coord_backend_t b)
 {
-    return MCA_COMMON_SFIO_COORD_SHM == b   ? "shm"
-           : MCA_COMMON_SFIO_COORD_RMA == b ? "rma"
-                                            : "local";
+    static const char *const names[] = {
+        [MCA_COMMON_SFIO_COORD_AUTO] = "auto", [MCA_COMMON_SFIO_COORD_SHM] = "shm",
+        [MCA_COMMON_SFIO_COORD_RMA] = "rma", [MCA_COMMON_SFIO_COORD_LOCAL] = "local",
+        [MCA_COMMON_SFIO_COORD_OFI] = "ofi",
+    };
+    return (unsigned) b < sizeof(names) / sizeof(names[0]) ? names[b] : "?";
 }
 
 static bool default_shm_dir(const char *dir)
@@ -129,18 +133,18 @@ static int coord_create(ompio_file_t *fh, const mca_common_sfio_sharedfp_options
                         int local_err, mca_common_sfio_coord_t **coord_p)
 {
     static bool warned = false;
-    int rc = mca_common_sfio_coord_open(fh->f_comm, options->backend, options->shm_dir, NSLOTS,
-                                        local_err, coord_p);
-    if (0 != rc && 0 == local_err && !default_shm_dir(options->shm_dir) &&
-        MCA_COMMON_SFIO_COORD_SHM == mca_common_sfio_coord_pick(fh->f_comm, options->backend) &&
+    const mca_common_sfio_coord_config_t *cfg = &options->coord;
+    int rc = mca_common_sfio_coord_open(fh->f_comm, cfg, NSLOTS, local_err, coord_p);
+    if (0 != rc && 0 == local_err && !default_shm_dir(cfg->shm_dir) &&
+        MCA_COMMON_SFIO_COORD_SHM == mca_common_sfio_coord_pick(fh->f_comm, cfg->backend) &&
         -EXDEV != rc) {
         if (0 == fh->f_rank && !warned) {
             warned = true;
-            mca_common_sfio_show_help("sharedfp-shm-dir", true, options->shm_dir,
-                                      strerror(-rc));
+            mca_common_sfio_show_help("sharedfp-shm-dir", true, cfg->shm_dir, strerror(-rc));
         }
-        rc = mca_common_sfio_coord_open(fh->f_comm, options->backend, "/dev/shm", NSLOTS, 0,
-                                        coord_p);
+        mca_common_sfio_coord_config_t dflt = *cfg;
+        dflt.shm_dir = "/dev/shm";
+        rc = mca_common_sfio_coord_open(fh->f_comm, &dflt, NSLOTS, 0, coord_p);
     }
     return rc;
 }
@@ -149,11 +153,11 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
                                      const mca_common_sfio_sharedfp_options_t *options,
                                      const char **why_p)
 {
-    static _Thread_local char why[160];   /* read by the caller at once */
-    mca_common_sfio_coord_backend_t b = mca_common_sfio_coord_pick(fh->f_comm, options->backend);
-    if (MCA_COMMON_SFIO_COORD_SHM == options->backend &&
-        MCA_COMMON_SFIO_COORD_RMA ==
-            mca_common_sfio_coord_pick(fh->f_comm, MCA_COMMON_SFIO_COORD_AUTO)) {
+    static _Thread_local char why[320];   /* read by the caller at once */
+    mca_common_sfio_coord_backend_t b =
+        mca_common_sfio_coord_pick(fh->f_comm, options->coord.backend);
+    if (MCA_COMMON_SFIO_COORD_SHM == options->coord.backend &&
+        mca_common_sfio_coord_spans_nodes(fh->f_comm)) {
         *why_p = "backend shm was asked for, but the ranks span several nodes";
         return false;
     }
@@ -166,11 +170,13 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
         free(p);
     }
     if (0 != rc) {
+        const char *ofi_why = mca_common_sfio_coord_why();
         (void) snprintf(why, sizeof(why), "the %s backend cannot serve these ranks: %s",
                         backend_name(b),
                         -EOPNOTSUPP == rc ? "MPI_Win_allocate failed (no one-sided component "
                                             "for their transport)"
-                                          : strerror(-rc));
+                        : MCA_COMMON_SFIO_COORD_OFI == b && '\0' != ofi_why[0] ? ofi_why
+                                                                              : strerror(-rc));
         *why_p = why;
         return false;
     }
@@ -213,8 +219,8 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     if (0 != rc) {
         if (0 == fh->f_rank) {
             mca_common_sfio_show_help("sharedfp-coord", true, filename ? filename : "",
-                                      backend_name(mca_common_sfio_coord_pick(fh->f_comm,
-                                                                              options->backend)),
+                                      backend_name(mca_common_sfio_coord_pick(
+                                          fh->f_comm, options->coord.backend)),
                                       strerror(-rc));
         }
         free(sh);
