@@ -350,9 +350,15 @@ static int rma_close(mca_common_sfio_coord_t *c)
     return err;
 }
 
+static int rma_host(const mca_common_sfio_coord_t *c)
+{
+    (void) c;
+    return 0;
+}
+
 static const mca_common_sfio_coord_ops_t rma_ops = {
     .name = "rma", .fetch_add = rma_fetch_add, .load = rma_load, .store = rma_store,
-    .close = rma_close,
+    .close = rma_close, .host = rma_host,
 };
 
 /*
@@ -463,4 +469,9 @@ int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c)
 const char *mca_common_sfio_coord_name(const mca_common_sfio_coord_t *c)
 {
     return NULL == c ? "none" : c->ops->name;
+}
+
+int mca_common_sfio_coord_host(const mca_common_sfio_coord_t *c)
+{
+    return NULL == c || NULL == c->ops->host ? -1 : c->ops->host(c);
 }

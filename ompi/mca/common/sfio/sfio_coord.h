@@ -70,6 +70,7 @@ typedef struct mca_common_sfio_coord_ops_t {
     int (*load)(mca_common_sfio_coord_t *c, int slot, int64_t *value_p);
     int (*store)(mca_common_sfio_coord_t *c, int slot, int64_t value);
     int (*close)(mca_common_sfio_coord_t *c);   /* collective; frees c */
+    int (*host)(const mca_common_sfio_coord_t *c);   /* rank holding the counters; NULL: none */
 } mca_common_sfio_coord_ops_t;
 
 struct mca_common_sfio_coord_t {
@@ -123,6 +124,10 @@ static inline int mca_common_sfio_coord_store(mca_common_sfio_coord_t *c, int sl
 int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c);
 
 const char *mca_common_sfio_coord_name(const mca_common_sfio_coord_t *c);
+
+/* The rank of the communicator whose process holds the counters (rma:
+ * the window's, ofi: the host), or -1 (local, shm: every rank's). */
+int mca_common_sfio_coord_host(const mca_common_sfio_coord_t *c);
 
 /* Removes segments of dead creators from dir (this node, this user).
  * Returns how many were removed. */

@@ -270,9 +270,14 @@ static int ofi_close(mca_common_sfio_coord_t *c)
     return rc;
 }
 
+static int ofi_host(const mca_common_sfio_coord_t *c)
+{
+    return ((const coord_ofi_t *) c)->host;
+}
+
 static const mca_common_sfio_coord_ops_t ofi_ops = {
     .name = "ofi", .fetch_add = ofi_fetch_add, .load = ofi_load, .store = ofi_store,
-    .close = ofi_close,
+    .close = ofi_close, .host = ofi_host,
 };
 
 /* ------------------------------------------------------------------ */

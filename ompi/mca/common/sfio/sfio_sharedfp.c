@@ -14,6 +14,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/request/request.h"
+#include "opal/util/info.h"
 #include "opal/util/output.h"
 
 #include "sfio_ompio.h"
@@ -188,6 +189,19 @@ void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh)
     (void) mca_common_sfio_coord_close(pending_take(fh));   /* collective for rma */
 }
 
+/* MPI_File_get_info shows the rank whose process holds the pointer, as
+ * "sfio_sharedfp_host" (tests make that rank busy; absent when every rank
+ * holds it in shared memory). */
+static void publish_host(ompio_file_t *fh, const mca_common_sfio_coord_t *coord)
+{
+    char v[16];
+    int host = mca_common_sfio_coord_host(coord);
+    if (host >= 0 && NULL != fh->f_info) {
+        snprintf(v, sizeof(v), "%d", host);
+        (void) opal_info_set(fh->f_info, "sfio_sharedfp_host", v);
+    }
+}
+
 int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
                                   int amode, struct opal_info_t *info, ompio_file_t *fh,
                                   const mca_common_sfio_sharedfp_options_t *options)
@@ -233,6 +247,7 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     sh->global_offset = 0;
     sh->selected_module_data = f;
     fh->f_sharedfp_data = sh;
+    publish_host(fh, f->coord);
     opal_output_verbose(10, mca_common_sfio_output,
                         "sharedfp:fetchadd: %s: shared pointer in the %s coordination backend",
                         filename ? filename : "", mca_common_sfio_coord_name(f->coord));
