@@ -38,6 +38,12 @@
  *                          created the shared-memory page) sleeps 5 s
  *                          outside MPI; the others' write_shared and
  *                          get_position_shared must be done within 1 s
+ *   fetchadd.host_stopped  ofi backend only: another rank of the host's node
+ *                          stops the host (SIGSTOP, progress thread too);
+ *                          the other ranks' write_shared must fail (not
+ *                          hang) after sharedfp_fetchadd_timeout (this
+ *                          program sets 3 s unless the environment has
+ *                          one), then the host continues (SIGCONT)
  *
  * With --crash-loop, every rank writes its pid to <dir>/crash.pid.<rank>,
  * then opens, write_shared's and closes a file until it is killed (used by
@@ -46,6 +52,7 @@
 #include "sfio_mpitest.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <time.h>
 
 #define RS 48
@@ -691,18 +698,29 @@ static void test_reopen_loop(void)
     t_end();
 }
 
+/* The value of fh's info key, or "" */
+static void file_info(MPI_File fh, const char *key, char *v, int len)
+{
+    MPI_Info info;
+    int flag = 0;
+    v[0] = '\0';
+    if (MPI_SUCCESS == MPI_File_get_info(fh, &info)) {
+        MPI_Info_get(info, key, len - 1, v, &flag);
+        if (!flag) {
+            v[0] = '\0';
+        }
+        MPI_Info_free(&info);
+    }
+}
+
 /* The rank whose process holds fh's shared pointer, or 0. */
 static int pointer_host(MPI_File fh)
 {
-    MPI_Info info;
     char v[32];
-    int flag = 0, host = 0;
-    if (MPI_SUCCESS == MPI_File_get_info(fh, &info)) {
-        MPI_Info_get(info, "sfio_sharedfp_host", (int)sizeof(v) - 1, v, &flag);
-        if (flag) {
-            host = atoi(v);
-        }
-        MPI_Info_free(&info);
+    int host = 0;
+    file_info(fh, "sfio_sharedfp_host", v, (int)sizeof(v));
+    if (v[0] != '\0') {
+        host = atoi(v);
     }
     return host >= 0 && host < t_np ? host : 0;
 }
@@ -754,6 +772,122 @@ static void test_busy_rank(void)
     t_end();
 }
 
+/* The state letter of process pid in /proc (T: stopped), or '?'. */
+static char proc_state(long pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    size_t n;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return '?';
+    }
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Waits up to 5 s for pid to be stopped (or not); 1 when it is so. */
+static int wait_state(long pid, int stopped)
+{
+    for (int i = 0; i < 500; i++) {
+        if ((proc_state(pid) == 'T') == stopped) {
+            return 1;
+        }
+        usleep(10000);
+    }
+    return 0;
+}
+
+static void test_host_stopped(void)
+{
+    char path[1200], backend[32], name[MPI_MAX_PROCESSOR_NAME], *names = NULL;
+    MPI_File fh;
+    MPI_Comm others;
+    MPI_Status st;
+    unsigned char rec[RS];
+    int host, helper = -1, len = 0, rc;
+    long pid = (long)getpid();
+    double timeout = atof(getenv("OMPI_MCA_sharedfp_fetchadd_timeout")), t0, dt;
+    if (!t_begin("fetchadd.host_stopped")) {
+        return;
+    }
+    t_fname(path, sizeof(path), "stopped");
+    t_unlink(path);
+    if (!t_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                            MPI_INFO_NULL, &fh), "open")) {
+        t_end();
+        return;
+    }
+    file_info(fh, "sfio_sharedfp_backend", backend, (int)sizeof(backend));
+    host = pointer_host(fh);
+    /* the helper: the first other rank on the host's node */
+    MPI_Get_processor_name(name, &len);
+    names = malloc((size_t)t_np * MPI_MAX_PROCESSOR_NAME);
+    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME,
+                  MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < t_np && helper < 0; r++) {
+        if (r != host && strcmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME,
+                                names + (size_t)host * MPI_MAX_PROCESSOR_NAME) == 0) {
+            helper = r;
+        }
+    }
+    free(names);
+    MPI_Bcast(&pid, 1, MPI_LONG, host, MPI_COMM_WORLD);
+    if (strcmp(backend, "ofi") != 0 || helper < 0 || timeout <= 0) {
+        if (t_rank == 0 && getenv("SFIO_TEST_VERBOSE") != NULL) {
+            printf("# host_stopped: not run (backend '%s', %s)\n", backend,
+                   helper < 0 ? "no other rank on the host's node" : "timeout unset");
+        }
+        t_ok(MPI_File_close(&fh), "close");
+        t_end();
+        return;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, t_rank == host, t_rank, &others);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (t_rank != host) {
+        if (t_rank == helper) {
+            if (kill((pid_t)pid, SIGSTOP) != 0) {
+                t_failf("SIGSTOP to rank %d (pid %ld): %s", host, pid, strerror(errno));
+            } else if (!wait_state(pid, 1)) {
+                t_failf("rank %d (pid %ld) not stopped 5 s after SIGSTOP (state %c)", host,
+                        pid, proc_state(pid));
+            }
+        }
+        MPI_Barrier(others);
+        rec_fill(rec, t_rank, 0, 0, 76);
+        t0 = MPI_Wtime();
+        rc = MPI_File_write_shared(fh, rec, RS, MPI_BYTE, &st);
+        dt = MPI_Wtime() - t0;
+        if (t_rank == helper && proc_state(pid) != 'T') {
+            t_failf("rank %d (pid %ld) ran again before SIGCONT (state %c)", host, pid,
+                    proc_state(pid));
+        }
+        MPI_Barrier(others);
+        if (t_rank == helper) {
+            kill((pid_t)pid, SIGCONT);
+            (void)wait_state(pid, 0);
+        }
+        if (rc == MPI_SUCCESS) {
+            t_failf("write_shared succeeded in %.2f s while the host (rank %d) was stopped", dt,
+                    host);
+        } else if (dt < timeout - 0.5 || dt > timeout + 5) {
+            t_failf("write_shared failed after %.2f s, want the timeout (%.0f s)", dt, timeout);
+        } else if (t_rank == helper && getenv("SFIO_TEST_VERBOSE") != NULL) {
+            printf("# host_stopped: rank %d stopped, write_shared failed after %.2f s\n", host,
+                   dt);
+        }
+    }
+    MPI_Comm_free(&others);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t_ok(MPI_File_close(&fh), "close");
+    t_unlink(path);
+    t_end();
+}
+
 /* Open / write_shared / close until killed (crash_sharedfp.sh). */
 static int crash_loop(void)
 {
@@ -784,6 +918,7 @@ static int crash_loop(void)
 
 int main(int argc, char **argv)
 {
+    setenv("OMPI_MCA_sharedfp_fetchadd_timeout", "3", 0);   /* host_stopped */
     t_init(&argc, &argv, "fetchadd");
     if (argc > 1 && strcmp(argv[1], "--crash-loop") == 0) {
         return crash_loop();
@@ -794,6 +929,7 @@ int main(int argc, char **argv)
     test_seek_standard();
     test_same_basename();
     test_busy_rank();
+    test_host_stopped();
     test_reopen_loop();
     return t_finish();
 }

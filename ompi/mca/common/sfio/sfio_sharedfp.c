@@ -189,14 +189,18 @@ void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh)
     (void) mca_common_sfio_coord_close(pending_take(fh));   /* collective for rma */
 }
 
-/* MPI_File_get_info shows the rank whose process holds the pointer, as
- * "sfio_sharedfp_host" (tests make that rank busy; absent when every rank
- * holds it in shared memory). */
+/* MPI_File_get_info shows the backend as "sfio_sharedfp_backend" and the
+ * rank whose process holds the pointer as "sfio_sharedfp_host" (tests make
+ * that rank busy; absent when every rank holds it in shared memory). */
 static void publish_host(ompio_file_t *fh, const mca_common_sfio_coord_t *coord)
 {
     char v[16];
     int host = mca_common_sfio_coord_host(coord);
-    if (host >= 0 && NULL != fh->f_info) {
+    if (NULL == fh->f_info) {
+        return;
+    }
+    (void) opal_info_set(fh->f_info, "sfio_sharedfp_backend", mca_common_sfio_coord_name(coord));
+    if (host >= 0) {
         snprintf(v, sizeof(v), "%d", host);
         (void) opal_info_set(fh->f_info, "sfio_sharedfp_host", v);
     }
