@@ -315,7 +315,14 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
     int n = ompi_comm_size(comm), rank = ompi_comm_rank(comm), host = 0;
     bool started = false;
     int err = local_err;
+    /* every rank may become the host: each allocates the gather's buffer
+     * before the failures are agreed on */
+    addr_msg_t mine = { 0 }, *all = calloc((size_t) n, sizeof(*all));
+    coord_ofi_t *o = calloc(1, sizeof(*o));
     why[0] = '\0';
+    if (0 == err && (NULL == all || NULL == o)) {
+        err = -ENOMEM;
+    }
     if (0 == err) {
         err = mca_common_sfio_fabric_start(cfg->provider, on_message, &started);
         if (0 != err) {
@@ -327,21 +334,25 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
                             mca_common_sfio_fabric_describe());
     }
     /* every rank has an endpoint, or nobody goes on */
-    if (0 != mca_common_sfio_coord_agree(comm, &err) || 0 != err) {
-        return 0 != err ? err : -EIO;
+    if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
+        err = -EIO;
     }
-    err = place_host(comm, cfg, &host);
-    if (0 != mca_common_sfio_coord_agree(comm, &err) || 0 != err) {
-        return 0 != err ? err : -EIO;
+    if (0 == err) {
+        err = place_host(comm, cfg, &host);
+        if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
+            err = -EIO;
+        }
+    }
+    if (0 != err) {
+        free(all);
+        free(o);
+        return err;
     }
 
     /* addresses: every rank's to the host (replies), the host's to all */
-    addr_msg_t mine = { 0 }, *all = rank == host ? calloc((size_t) n, sizeof(*all)) : NULL;
     size_t len = sizeof(mine.name);
-    coord_ofi_t *o = calloc(1, sizeof(*o));
     hosted_t *h = NULL;
-    err = (NULL == o || (rank == host && NULL == all)) ? -ENOMEM
-                                                       : mca_common_sfio_fabric_name(mine.name, &len);
+    err = mca_common_sfio_fabric_name(mine.name, &len);
     mine.len = (uint32_t) len;
     int rc = comm->c_coll->coll_gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
                                        host, comm, comm->c_coll->coll_gather_module);

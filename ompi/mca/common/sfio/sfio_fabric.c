@@ -233,9 +233,13 @@ static int choose(const char *want, struct fi_info **info_p)
     free(provs);
     fi_freeinfo(atomic_list);
     if (0 != rc) {
-        snprintf(fab.why, sizeof(fab.why), -EXDEV == rc
-                 ? "provider '%s' reaches one node only" : "no provider '%s' among fi_getinfo's",
-                 want);
+        if ('\0' == want[0] || 0 == strcmp(want, "auto")) {
+            snprintf(fab.why, sizeof(fab.why), "no provider among fi_getinfo's reaches other nodes");
+        } else {
+            snprintf(fab.why, sizeof(fab.why), -EXDEV == rc ? "provider '%s' reaches one node only"
+                                                            : "no provider '%s' among fi_getinfo's",
+                     want);
+        }
         fi_freeinfo(list);
         return rc;
     }
