@@ -19,7 +19,9 @@
  *          placed by sfio_coordplan (files in turn over the nodes), and
  *          are served by the host's libfabric progress thread
  *          (sfio_fabric): a fetch-and-add is one request message and one
- *          reply, answered whatever the host's main thread does.  The host
+ *          reply, answered whatever the host's main thread does; an
+ *          ordered round is one request per rank, answered when the last
+ *          rank's has come (ordered_add, no MPI collective).  The host
  *          itself uses C11 atomics on them.  Addresses are exchanged once
  *          per open over the communicator.  A host that does not answer
  *          within the timeout fails the operation with -ETIMEDOUT.
@@ -39,6 +41,7 @@
 #ifndef MCA_COMMON_SFIO_COORD_H
 #define MCA_COMMON_SFIO_COORD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -71,6 +74,11 @@ typedef struct mca_common_sfio_coord_ops_t {
     int (*store)(mca_common_sfio_coord_t *c, int slot, int64_t value);
     int (*close)(mca_common_sfio_coord_t *c);   /* collective; frees c */
     int (*host)(const mca_common_sfio_coord_t *c);   /* rank holding the counters; NULL: none */
+    /* Optional (NULL: the caller composes it from MPI collectives and
+     * fetch_add): every rank of the service calls it once per round with
+     * its bytes; the slot advances once by the round's total and *start_p
+     * is the old value plus the bytes of the lower ranks. */
+    int (*ordered_add)(mca_common_sfio_coord_t *c, int slot, int64_t bytes, int64_t *start_p);
 } mca_common_sfio_coord_ops_t;
 
 struct mca_common_sfio_coord_t {
@@ -117,6 +125,13 @@ static inline int mca_common_sfio_coord_store(mca_common_sfio_coord_t *c, int sl
                                               int64_t value)
 {
     return c->ops->store(c, slot, value);
+}
+
+/* The backend's ordered_add, or -ENOTSUP when it has none. */
+static inline int mca_common_sfio_coord_ordered_add(mca_common_sfio_coord_t *c, int slot,
+                                                    int64_t bytes, int64_t *start_p)
+{
+    return NULL == c->ops->ordered_add ? -ENOTSUP : c->ops->ordered_add(c, slot, bytes, start_p);
 }
 
 /* Collective (rma frees its window, ofi's host its counters); NULL is a

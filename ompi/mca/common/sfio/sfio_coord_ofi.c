@@ -4,8 +4,12 @@
  * ofi).
  *
  * Messages (one RDM message each way, fi_inject):
- *   client -> host  {FETCH_ADD | LOAD | STORE, service, slot, from, ticket, value}
+ *   client -> host  {FETCH_ADD | LOAD | STORE | ORDERED, service, slot, from, ticket, value}
  *   host -> client  {REPLY, ticket, value (the old value), err}
+ * ORDERED is one rank's part of an ordered round: the host keeps it until
+ * every rank's part has come, then advances the slot once by the total
+ * and answers each rank with its start (the host's own rank included,
+ * without a message).
  * The host applies the operation on its progress thread with a C11 atomic
  * on the service's counters, which its own main thread also uses.  A
  * client waits for the reply of its ticket up to the service's timeout;
@@ -35,7 +39,7 @@
 #include "sfio_ompio.h"   /* mca_common_sfio_output */
 #include "sfio_topo.h"
 
-enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_REPLY };
+enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_ORDERED, MSG_REPLY };
 
 typedef struct {
     uint32_t kind;
@@ -55,7 +59,11 @@ typedef struct hosted_t {
     struct hosted_t *next;
     uint32_t id;
     int n;                    /* ranks */
+    int rank;                 /* the host's own */
     uint64_t *peer;           /* n fabric handles (replies) */
+    int arrived;              /* ordered round: parts so far */
+    int64_t *part;            /* n: bytes of each rank's part */
+    uint64_t *part_ticket;    /* n */
     int nslots;
     _Atomic int64_t slot[];
 } hosted_t;
@@ -82,7 +90,7 @@ static struct {
 typedef struct {
     mca_common_sfio_coord_t super;
     struct ompi_communicator_t *comm;
-    int rank, host;
+    int rank, host, nslots;
     uint32_t id;
     uint64_t host_peer;
     int64_t timeout_ms;
@@ -134,6 +142,78 @@ static void serve(const coord_msg_t *m)
     }
 }
 
+static void answer(const coord_msg_t *m);
+
+/* An ordered round that every rank has joined; svc.lock held.  Advances
+ * the slot by the total, fills out[n] with each rank's reply and starts
+ * the next round. */
+static void round_complete(hosted_t *h, int slot, coord_msg_t *out)
+{
+    int64_t total = 0;
+    for (int r = 0; r < h->n; ++r) {
+        total += h->part[r];
+    }
+    int64_t start = atomic_fetch_add(&h->slot[slot], total);
+    for (int r = 0; r < h->n; ++r) {
+        out[r] = (coord_msg_t) { .kind = MSG_REPLY, .service = h->id, .ticket = h->part_ticket[r],
+                                 .value = start };
+        start += h->part[r];
+    }
+    h->arrived = 0;
+}
+
+/* Rank `from` joins the ordered round; when it is the last, the replies go
+ * out (outside the lock): messages to the others, the host's own directly. */
+static void round_join(hosted_t *h, int slot, int from, int64_t bytes, uint64_t ticket)
+{
+    coord_msg_t *out = NULL;
+    uint64_t *to = NULL;
+    int n = 0, self = -1;
+    pthread_mutex_lock(&svc.lock);
+    h->part[from] = bytes;
+    h->part_ticket[from] = ticket;
+    if (++h->arrived == h->n) {
+        n = h->n;
+        self = h->rank;
+        out = malloc((size_t) n * sizeof(*out));
+        to = malloc((size_t) n * sizeof(*to));
+        if (NULL != out && NULL != to) {
+            round_complete(h, slot, out);
+            memcpy(to, h->peer, (size_t) n * sizeof(*to));
+        } else {
+            n = 0;   /* no memory: the round's callers time out */
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    for (int r = 0; r < n; ++r) {
+        if (r == self) {
+            answer(&out[r]);
+        } else {
+            (void) mca_common_sfio_fabric_send(to[r], &out[r], sizeof(out[r]), 1000);
+        }
+    }
+    free(out);
+    free(to);
+}
+
+static void serve_ordered(const coord_msg_t *m)
+{
+    hosted_t *found = NULL;
+    pthread_mutex_lock(&svc.lock);
+    for (hosted_t *h = svc.hosted; NULL != h; h = h->next) {
+        if (h->id == m->service && m->from >= 0 && m->from < h->n && m->slot >= 0 &&
+            m->slot < h->nslots) {
+            found = h;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    /* the service stays while a round is open: its close is collective */
+    if (NULL != found) {
+        round_join(found, m->slot, m->from, m->value, m->ticket);
+    }
+}
+
 static void answer(const coord_msg_t *m)
 {
     pthread_mutex_lock(&svc.lock);
@@ -160,12 +240,68 @@ static void on_message(const void *buf, size_t len)
         answer(&m);
     } else if (MSG_FETCH_ADD <= m.kind && m.kind <= MSG_STORE) {
         serve(&m);
+    } else if (MSG_ORDERED == m.kind) {
+        serve_ordered(&m);
     }
 }
 
 /* ------------------------------------------------------------------ */
 /* operations                                                          */
 /* ------------------------------------------------------------------ */
+
+static void waiter_add(waiter_t *w)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    w->done = false;
+    pthread_mutex_lock(&svc.lock);
+    w->ticket = svc.next_ticket++;
+    w->next = svc.waiters;
+    svc.waiters = w;
+    pthread_mutex_unlock(&svc.lock);
+}
+
+/* Waits for w's reply (unless rc already failed) up to the timeout, takes
+ * w off the list; returns 0 and the value, or an error. */
+static int waiter_wait(coord_ofi_t *o, waiter_t *w, int rc, int64_t *value_p)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += o->timeout_ms / 1000;
+    deadline.tv_nsec += (o->timeout_ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&svc.lock);
+    while (0 == rc && !w->done) {
+        if (ETIMEDOUT == pthread_cond_timedwait(&w->cond, &svc.lock, &deadline) && !w->done) {
+            rc = -ETIMEDOUT;
+        }
+    }
+    for (waiter_t **pp = &svc.waiters; NULL != *pp; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    pthread_cond_destroy(&w->cond);
+    if (0 == rc && 0 != w->err) {
+        rc = w->err;
+    }
+    if (0 == rc) {
+        *value_p = w->value;
+    } else if (-ETIMEDOUT == rc) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: coordination host rank %d did not answer within %lld ms",
+                            o->host, (long long) o->timeout_ms);
+    }
+    return rc;
+}
 
 static int request(coord_ofi_t *o, uint32_t kind, int slot, int64_t value, int64_t *old_p)
 {
@@ -176,54 +312,31 @@ static int request(coord_ofi_t *o, uint32_t kind, int slot, int64_t value, int64
         *old_p = apply(&o->hosted->slot[slot], kind, value);
         return 0;
     }
-    waiter_t w = { .done = false };
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w.cond, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_lock(&svc.lock);
-    w.ticket = svc.next_ticket++;
-    w.next = svc.waiters;
-    svc.waiters = &w;
-    pthread_mutex_unlock(&svc.lock);
-
+    waiter_t w;
+    waiter_add(&w);
     coord_msg_t m = { .kind = kind, .service = o->id, .slot = slot, .from = o->rank,
                       .ticket = w.ticket, .value = value };
     int rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += o->timeout_ms / 1000;
-    deadline.tv_nsec += (o->timeout_ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec += 1;
-        deadline.tv_nsec -= 1000000000;
+    return waiter_wait(o, &w, rc, old_p);
+}
+
+static int ofi_ordered_add(mca_common_sfio_coord_t *c, int slot, int64_t bytes, int64_t *start_p)
+{
+    coord_ofi_t *o = (coord_ofi_t *) c;
+    waiter_t w;
+    int rc = 0;
+    if (slot < 0 || slot >= o->nslots) {
+        return -EINVAL;
     }
-    pthread_mutex_lock(&svc.lock);
-    while (0 == rc && !w.done) {
-        if (ETIMEDOUT == pthread_cond_timedwait(&w.cond, &svc.lock, &deadline) && !w.done) {
-            rc = -ETIMEDOUT;
-        }
+    waiter_add(&w);
+    if (NULL != o->hosted) {
+        round_join(o->hosted, slot, o->rank, bytes, w.ticket);
+    } else {
+        coord_msg_t m = { .kind = MSG_ORDERED, .service = o->id, .slot = slot, .from = o->rank,
+                          .ticket = w.ticket, .value = bytes };
+        rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
     }
-    for (waiter_t **pp = &svc.waiters; NULL != *pp; pp = &(*pp)->next) {
-        if (*pp == &w) {
-            *pp = w.next;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&svc.lock);
-    pthread_cond_destroy(&w.cond);
-    if (0 == rc && 0 != w.err) {
-        rc = w.err;
-    }
-    if (0 == rc) {
-        *old_p = w.value;
-    } else if (-ETIMEDOUT == rc) {
-        opal_output_verbose(1, mca_common_sfio_output,
-                            "sfio: coordination host rank %d did not answer within %lld ms",
-                            o->host, (long long) o->timeout_ms);
-    }
-    return rc;
+    return waiter_wait(o, &w, rc, start_p);
 }
 
 static int ofi_fetch_add(mca_common_sfio_coord_t *c, int slot, int64_t delta, int64_t *old_p)
@@ -256,6 +369,8 @@ static void hosted_remove(hosted_t *h)
     }
     pthread_mutex_unlock(&svc.lock);
     free(h->peer);
+    free(h->part);
+    free(h->part_ticket);
     free(h);
 }
 
@@ -277,7 +392,7 @@ static int ofi_host(const mca_common_sfio_coord_t *c)
 
 static const mca_common_sfio_coord_ops_t ofi_ops = {
     .name = "ofi", .fetch_add = ofi_fetch_add, .load = ofi_load, .store = ofi_store,
-    .close = ofi_close, .host = ofi_host,
+    .close = ofi_close, .host = ofi_host, .ordered_add = ofi_ordered_add,
 };
 
 /* ------------------------------------------------------------------ */
@@ -369,9 +484,12 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
         err = NULL == h ? -ENOMEM : 0;
         if (0 == err) {
             h->n = n;
+            h->rank = rank;
             h->nslots = nslots;
             h->peer = calloc((size_t) n, sizeof(*h->peer));
-            err = NULL == h->peer ? -ENOMEM : 0;
+            h->part = calloc((size_t) n, sizeof(*h->part));
+            h->part_ticket = calloc((size_t) n, sizeof(*h->part_ticket));
+            err = NULL == h->peer || NULL == h->part || NULL == h->part_ticket ? -ENOMEM : 0;
         }
         for (int r = 0; r < n && 0 == err; ++r) {
             err = mca_common_sfio_fabric_peer(all[r].name, all[r].len, &h->peer[r]);
@@ -385,6 +503,8 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
             hmsg.id = h->id;
         } else if (NULL != h) {
             free(h->peer);
+            free(h->part);
+            free(h->part_ticket);
             free(h);
             h = NULL;
         }
@@ -410,6 +530,7 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
     o->comm = comm;
     o->rank = rank;
     o->host = host;
+    o->nslots = nslots;
     o->id = hmsg.id;
     o->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 1;
     o->hosted = h;

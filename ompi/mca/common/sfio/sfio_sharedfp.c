@@ -509,12 +509,15 @@ int mca_common_sfio_sharedfp_iread(ompio_file_t *fh, void *buf, int count,
 }
 
 /*
- * Collective: places this rank's part of an ordered access.  One
- * exclusive prefix sum of the sizes; the last rank, which then knows the
- * total, takes it with one fetch-and-add and broadcasts the base.  A rank
- * with a bad argument contributes 0 bytes and gets its error back in
- * *local_p; the collective data call must still be entered by everyone
- * (with count 0 there).  Returns an error only when the whole group fails.
+ * Collective: places this rank's part of an ordered access.  Where the
+ * service has an ordered round (ofi: one request per rank, answered when
+ * all have come), that is all; otherwise one exclusive prefix sum of the
+ * sizes, and the last rank, which then knows the total, takes it with one
+ * fetch-and-add and broadcasts the base.  A rank with a bad argument
+ * contributes 0 bytes and gets its error back in *local_p; the collective
+ * data call must still be entered by everyone (with count 0 there).
+ * Returns an error only when the whole group fails (with an ordered
+ * round: when this rank's request failed, e.g. the host did not answer).
  */
 static int ordered_place(ompio_file_t *fh, int count, struct ompi_datatype_t *datatype,
                          int64_t *etypes_p, int *local_p)
@@ -525,6 +528,23 @@ static int ordered_place(ompio_file_t *fh, int count, struct ompi_datatype_t *da
     int lerr = NULL == f ? -EBADF : access_bytes(fh, count, datatype, &bytes);
     if (0 != lerr) {
         bytes = 0;
+    }
+    if (NULL != f) {
+        int64_t start = 0;
+        int orc = mca_common_sfio_coord_ordered_add(f->coord, SLOT_POINTER, bytes, &start);
+        if (-ENOTSUP != orc) {
+            if (0 != orc) {
+                return sfp_error(orc);
+            }
+            if (0 == lerr) {
+                lerr = mca_common_sfio_sfp_ordered_offset(start, 0, fh->f_etype_size, etypes_p);
+            }
+            if (0 != lerr) {
+                *etypes_p = 0;
+            }
+            *local_p = sfp_error(lerr);
+            return MPI_SUCCESS;
+        }
     }
     int rc = comm->c_coll->coll_exscan(&bytes, &prefix, 1, MPI_INT64_T, MPI_SUM, comm,
                                        comm->c_coll->coll_exscan_module);
