@@ -9,11 +9,14 @@
  * (etypes x etype size), as OMPIO's sharedfp interface expects:
  *   write/read/iwrite/iread_shared  one fetch-and-add of the access size,
  *                                   then the explicit-offset call;
- *   write/read_ordered (+begin/end) one exclusive prefix sum of the sizes
- *                                   (MPI_Exscan), the last rank fetch-adds
- *                                   the total once and broadcasts the base,
- *                                   then each rank's explicit-offset call
- *                                   (or the collective one, by option);
+ *   write/read_ordered (+begin/end) the service's ordered round where it
+ *                                   has one (ofi: one request per rank to
+ *                                   the host), else one exclusive prefix
+ *                                   sum of the sizes (MPI_Exscan), the last
+ *                                   rank fetch-adds the total once and
+ *                                   broadcasts the base; then each rank's
+ *                                   explicit-offset call (or the collective
+ *                                   one, by option);
  *   seek                            barrier (every earlier access has taken
  *                                   its bytes), rank 0 stores, broadcast of
  *                                   the result (nobody moves on before);
