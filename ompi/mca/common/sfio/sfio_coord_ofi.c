@@ -17,7 +17,12 @@
  *
  * Invariant: a service is in the host's table from the end of its open to
  * the start of its close, both collective, and every operation is
- * synchronous, so no request for a service arrives outside that time.
+ * synchronous, so no request for a service arrives outside that time but
+ * one whose client gave up (timeout): that one finds no service and is
+ * dropped.  After a timeout the file's pointer is still consistent (an
+ * operation either happened once or not at all), but an ordered round a
+ * rank gave up on may stay incomplete: later ordered calls on that file
+ * time out too.
  */
 #include "ompi_config.h"
 
