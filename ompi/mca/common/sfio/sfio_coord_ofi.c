@@ -19,10 +19,9 @@
  * the start of its close, both collective, and every operation is
  * synchronous, so no request for a service arrives outside that time but
  * one whose client gave up (timeout): that one finds no service and is
- * dropped.  After a timeout the file's pointer is still consistent (an
- * operation either happened once or not at all), but an ordered round a
- * rank gave up on may stay incomplete: later ordered calls on that file
- * time out too.
+ * dropped.  Ordered rounds are numbered by every rank alike; a part of a
+ * later round abandons an incomplete one (whose callers time out), a part
+ * of an earlier one is dropped, so a round never mixes parts of two.
  */
 #include "ompi_config.h"
 
@@ -54,7 +53,7 @@ typedef struct {
     uint64_t ticket;
     int64_t value;
     int32_t err;
-    int32_t pad;
+    int32_t round;    /* ORDERED: the client's count of its ordered calls on the service */
 } coord_msg_t;
 
 _Static_assert(sizeof(coord_msg_t) <= MCA_COMMON_SFIO_FABRIC_MSG_MAX, "message too large");
@@ -66,7 +65,8 @@ typedef struct hosted_t {
     int n;                    /* ranks */
     int rank;                 /* the host's own */
     uint64_t *peer;           /* n fabric handles (replies) */
-    int arrived;              /* ordered round: parts so far */
+    int32_t round;            /* ordered round under way */
+    int arrived;              /* its parts so far */
     int64_t *part;            /* n: bytes of each rank's part */
     uint64_t *part_ticket;    /* n */
     int nslots;
@@ -96,6 +96,7 @@ typedef struct {
     mca_common_sfio_coord_t super;
     struct ompi_communicator_t *comm;
     int rank, host, nslots;
+    int32_t round;            /* ordered calls so far */
     uint32_t id;
     uint64_t host_peer;
     int64_t timeout_ms;
@@ -165,16 +166,26 @@ static void round_complete(hosted_t *h, int slot, coord_msg_t *out)
         start += h->part[r];
     }
     h->arrived = 0;
+    h->round += 1;
 }
 
 /* Rank `from` joins the ordered round; when it is the last, the replies go
  * out (outside the lock): messages to the others, the host's own directly. */
-static void round_join(hosted_t *h, int slot, int from, int64_t bytes, uint64_t ticket)
+static void round_join(hosted_t *h, int32_t round, int slot, int from, int64_t bytes,
+                       uint64_t ticket)
 {
     coord_msg_t *out = NULL;
     uint64_t *to = NULL;
     int n = 0, self = -1;
     pthread_mutex_lock(&svc.lock);
+    if (round - h->round < 0) {
+        pthread_mutex_unlock(&svc.lock);   /* a round already given up */
+        return;
+    }
+    if (round != h->round) {
+        h->round = round;   /* the one under way was given up */
+        h->arrived = 0;
+    }
     h->part[from] = bytes;
     h->part_ticket[from] = ticket;
     if (++h->arrived == h->n) {
@@ -215,7 +226,7 @@ static void serve_ordered(const coord_msg_t *m)
     pthread_mutex_unlock(&svc.lock);
     /* the service stays while a round is open: its close is collective */
     if (NULL != found) {
-        round_join(found, m->slot, m->from, m->value, m->ticket);
+        round_join(found, m->round, m->slot, m->from, m->value, m->ticket);
     }
 }
 
@@ -333,12 +344,13 @@ static int ofi_ordered_add(mca_common_sfio_coord_t *c, int slot, int64_t bytes, 
     if (slot < 0 || slot >= o->nslots) {
         return -EINVAL;
     }
+    int32_t round = o->round++;
     waiter_add(&w);
     if (NULL != o->hosted) {
-        round_join(o->hosted, slot, o->rank, bytes, w.ticket);
+        round_join(o->hosted, round, slot, o->rank, bytes, w.ticket);
     } else {
         coord_msg_t m = { .kind = MSG_ORDERED, .service = o->id, .slot = slot, .from = o->rank,
-                          .ticket = w.ticket, .value = bytes };
+                          .ticket = w.ticket, .value = bytes, .round = round };
         rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
     }
     return waiter_wait(o, &w, rc, start_p);
