@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_util.h"
@@ -50,6 +51,7 @@ typedef struct {
     long nblocks, nvars, nxb, guard;  /* flash */
     long block, xfer, segs;           /* ior */
     long records, recsize;            /* sharedlog / ordered */
+    long sleep_ms;                    /* sharedlog: the pointer's host sleeps this long */
 } opts_t;
 
 static opts_t O;
@@ -807,7 +809,24 @@ static void bench_volume_master(const char *path, long n, long E, int rep)
     free(p.ext);
 }
 
-/* shared file pointer log (write_shared) or ordered writes (write_ordered) */
+/* The rank whose process holds fh's shared pointer (the suite's file info
+ * key), else 0. */
+static int shared_pointer_host(MPI_File fh)
+{
+    MPI_Info info;
+    char v[32];
+    int flag = 0, host = 0;
+    if (MPI_File_get_info(fh, &info) == MPI_SUCCESS) {
+        MPI_Info_get(info, "sfio_sharedfp_host", (int)sizeof(v) - 1, v, &flag);
+        if (flag) host = atoi(v);
+        MPI_Info_free(&info);
+    }
+    return host >= 0 && host < g_np ? host : 0;
+}
+
+/* shared file pointer log (write_shared) or ordered writes (write_ordered);
+ * --sleep-ms: the rank that holds the pointer sleeps outside MPI halfway
+ * through a write_shared log, and the ops/s count the other ranks' loops */
 #define REC_MAGIC 0x53464c47u
 static void bench_shared(const char *path, int ordered, int rep)
 {
@@ -820,9 +839,15 @@ static void bench_shared(const char *path, int ordered, int rep)
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     file_open(path, MPI_MODE_CREATE | MPI_MODE_RDWR, &fh);
+    int sleeper = !ordered && O.sleep_ms > 0 ? shared_pointer_host(fh) : -1;
     MPI_Barrier(MPI_COMM_WORLD);
     double l0 = MPI_Wtime();
     for (long i = 0; i < N; i++) {
+        if (g_rank == sleeper && i == N / 2) {
+            struct timespec ts = {O.sleep_ms / 1000, (O.sleep_ms % 1000) * 1000000};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+            }
+        }
         gen((uint32_t)g_rank, (uint64_t)i * R, R, rec);
         uint32_t h[4] = {REC_MAGIC, (uint32_t)g_rank, (uint32_t)i, (uint32_t)R};
         memcpy(rec, h, sizeof(h));
@@ -831,7 +856,7 @@ static void bench_shared(const char *path, int ordered, int rep)
         else
             MPICHK(MPI_File_write_shared(fh, rec, (int)R, MPI_BYTE, &st));
     }
-    double ldt = MPI_Wtime() - l0;
+    double ldt = g_rank == sleeper ? 0 : MPI_Wtime() - l0;
     MPI_Allreduce(&ldt, &g_ops_sec, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     g_ops = (double)N * g_np;
     MPICHK(MPI_File_close(&fh));
@@ -927,6 +952,7 @@ static void usage(void)
         "  --blocks N --vars N --nxb N --guard N  flash\n"
         "  --block B --xfer T --segs S          ior\n"
         "  --records N --recsize BYTES          sharedlog, ordered\n"
+        "  --sleep-ms MS     sharedlog: the pointer's host sleeps MS ms halfway (ops/s: the others)\n"
         "  --otpo            last line 'Time in seconds = X'\n"
         "  --keep -v\n"
         "env: BENCH_CORRUPT=1 flips a byte before verification (the run must refuse)\n");
@@ -1013,6 +1039,7 @@ static int own_option(const char *key, bench_args_t *a)
     else if (!strcmp(key, "--segs")) O.segs = num(bench_arg(a));
     else if (!strcmp(key, "--records")) O.records = num(bench_arg(a));
     else if (!strcmp(key, "--recsize")) O.recsize = num(bench_arg(a));
+    else if (!strcmp(key, "--sleep-ms")) O.sleep_ms = num(bench_arg(a));
     else return 0;
     return 1;
 }

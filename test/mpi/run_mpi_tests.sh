@@ -35,9 +35,9 @@
 #                   "fetchadd,lockedfile,individual" (fetchadd steps aside where
 #                   it cannot serve the ranks, e.g. no one-sided MPI over TCP),
 #                   and t_fetchadd, which tests fetchadd itself, is skipped with
-#                   a note when fetchadd stepped aside (its busy_rank and
-#                   reopen_loop subtests always: the rma backend over TCP
-#                   needs rank 0 in MPI; the loop checks one node's segments).  Configurations only here:
+#                   a note when fetchadd stepped aside (its reopen_loop
+#                   subtest always: it checks one node's segments).
+#                   Configurations only here:
 #                     nodes-block_<alg>, nodes-cyclic_<alg>  fcoll adaptive, N+1
 #                                   aggregators forced, ranks in blocks or round
 #                                   robin over the nodes; the run also fails
@@ -247,15 +247,13 @@ for cfg in $configs; do
             verb=
             skip=
             if [ "$nodes" -gt 0 ] && [ "$p" = t_fetchadd ]; then
-                # across nodes the rma backend needs rank 0 to enter MPI where
-                # the osc component emulates atomics (osc/rdma over TCP):
-                # busy_rank waits for the coordination service of a later
-                # issue; reopen_loop checks node-local segments (rma has
-                # none) and costs a window per open (minutes at 4 nodes).
-                # The launcher's environment reaches the ranks.
+                # across nodes: reopen_loop checks node-local segments (the
+                # ofi backend has none) and costs a minute of opens at 4
+                # nodes on two processors.  The launcher's environment
+                # reaches the ranks.
                 verb="--mca sharedfp_fetchadd_verbose 1"
-                skip="SFIO_TEST_SKIP=busy_rank,reopen_loop"
-                echo "# t_fetchadd across nodes: busy_rank (the rma backend needs rank 0 in MPI over TCP; docs/sharedfp-fetchadd.md) and reopen_loop (one node's segments) not run"
+                skip="SFIO_TEST_SKIP=reopen_loop"
+                echo "# t_fetchadd across nodes: reopen_loop (one node's segments) not run"
             fi
             # shellcheck disable=SC2086
             env $skip timeout 120 $run_launcher -np "$np" \

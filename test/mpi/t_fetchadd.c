@@ -33,9 +33,17 @@
  *   fetchadd.reopen_loop   1000 open/close cycles (a write_shared every 100):
  *                          no hang, data right, no shared-memory segment of
  *                          this job left in /dev/shm
- *   fetchadd.busy_rank     rank 0 (which created the coordination segment)
- *                          sleeps 2 s outside MPI; the others' write_shared
- *                          and get_position_shared must not wait for it
+ *   fetchadd.busy_rank     the rank that holds the pointer (the file info's
+ *                          "sfio_sharedfp_host", else rank 0, which
+ *                          created the shared-memory page) sleeps 5 s
+ *                          outside MPI; the others' write_shared and
+ *                          get_position_shared must be done within 1 s
+ *   fetchadd.host_stopped  ofi backend only: another rank of the host's node
+ *                          stops the host (SIGSTOP, progress thread too);
+ *                          the other ranks' write_shared must fail (not
+ *                          hang) after sharedfp_fetchadd_timeout (this
+ *                          program sets 3 s unless the environment has
+ *                          one), then the host continues (SIGCONT)
  *
  * With --crash-loop, every rank writes its pid to <dir>/crash.pid.<rank>,
  * then opens, write_shared's and closes a file until it is killed (used by
@@ -44,6 +52,7 @@
 #include "sfio_mpitest.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <time.h>
 
 #define RS 48
@@ -689,12 +698,39 @@ static void test_reopen_loop(void)
     t_end();
 }
 
+/* The value of fh's info key, or "" */
+static void file_info(MPI_File fh, const char *key, char *v, int len)
+{
+    MPI_Info info;
+    int flag = 0;
+    v[0] = '\0';
+    if (MPI_SUCCESS == MPI_File_get_info(fh, &info)) {
+        MPI_Info_get(info, key, len - 1, v, &flag);
+        if (!flag) {
+            v[0] = '\0';
+        }
+        MPI_Info_free(&info);
+    }
+}
+
+/* The rank whose process holds fh's shared pointer, or 0. */
+static int pointer_host(MPI_File fh)
+{
+    char v[32];
+    int host = 0;
+    file_info(fh, "sfio_sharedfp_host", v, (int)sizeof(v));
+    if (v[0] != '\0') {
+        host = atoi(v);
+    }
+    return host >= 0 && host < t_np ? host : 0;
+}
+
 static void test_busy_rank(void)
 {
     char path[1200];
     MPI_File fh;
     MPI_Offset pos;
-    int n = 50;
+    int n = 50, busy = 0;
     double dt = 0, worst = 0;
     if (!t_begin("fetchadd.busy_rank")) {
         return;
@@ -703,10 +739,11 @@ static void test_busy_rank(void)
     t_unlink(path);
     if (t_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
                            MPI_INFO_NULL, &fh), "open")) {
+        busy = pointer_host(fh);
         MPI_Barrier(MPI_COMM_WORLD);
-        if (t_rank == 0) {
-            /* busy outside MPI: no progress for 2 s */
-            struct timespec ts = {2, 0};
+        if (t_rank == busy) {
+            /* busy outside MPI: no progress for 5 s */
+            struct timespec ts = {5, 0};
             while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
             }
         } else {
@@ -715,21 +752,138 @@ static void test_busy_rank(void)
             t_ok(MPI_File_get_position_shared(fh, &pos), "get_position_shared");
             dt = MPI_Wtime() - t0;
         }
-        MPI_Reduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        if (t_rank == 0) {
+        MPI_Reduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, busy, MPI_COMM_WORLD);
+        if (t_rank == busy) {
             write_records(fh, n, 0, 74);
             if (worst > 1.0) {
-                t_failf("write_shared of the other ranks took %.2f s while rank 0 was busy "
-                        "outside MPI for 2 s (they waited for it)", worst);
+                t_failf("write_shared of the other ranks took %.2f s while rank %d, which "
+                        "holds the pointer, was busy outside MPI for 5 s (they waited for it)",
+                        worst, busy);
             }
             if (getenv("SFIO_TEST_VERBOSE") != NULL) {
-                printf("# busy_rank: others done in %.3f s\n", worst);
+                printf("# busy_rank: rank %d busy, others done in %.3f s\n", busy, worst);
             }
         }
         t_ok(MPI_File_close(&fh), "close");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     check_records(path, n, 74);
+    t_unlink(path);
+    t_end();
+}
+
+/* The state letter of process pid in /proc (T: stopped), or '?'. */
+static char proc_state(long pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    size_t n;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return '?';
+    }
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Waits up to 5 s for pid to be stopped (or not); 1 when it is so. */
+static int wait_state(long pid, int stopped)
+{
+    for (int i = 0; i < 500; i++) {
+        if ((proc_state(pid) == 'T') == stopped) {
+            return 1;
+        }
+        usleep(10000);
+    }
+    return 0;
+}
+
+static void test_host_stopped(void)
+{
+    char path[1200], backend[32], name[MPI_MAX_PROCESSOR_NAME], *names = NULL;
+    MPI_File fh;
+    MPI_Comm others;
+    MPI_Status st;
+    unsigned char rec[RS];
+    int host, helper = -1, len = 0, rc;
+    long pid = (long)getpid();
+    double timeout = atof(getenv("OMPI_MCA_sharedfp_fetchadd_timeout")), t0, dt;
+    if (!t_begin("fetchadd.host_stopped")) {
+        return;
+    }
+    t_fname(path, sizeof(path), "stopped");
+    t_unlink(path);
+    if (!t_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                            MPI_INFO_NULL, &fh), "open")) {
+        t_end();
+        return;
+    }
+    file_info(fh, "sfio_sharedfp_backend", backend, (int)sizeof(backend));
+    host = pointer_host(fh);
+    /* the helper: the first other rank on the host's node */
+    MPI_Get_processor_name(name, &len);
+    names = malloc((size_t)t_np * MPI_MAX_PROCESSOR_NAME);
+    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME,
+                  MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < t_np && helper < 0; r++) {
+        if (r != host && strcmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME,
+                                names + (size_t)host * MPI_MAX_PROCESSOR_NAME) == 0) {
+            helper = r;
+        }
+    }
+    free(names);
+    MPI_Bcast(&pid, 1, MPI_LONG, host, MPI_COMM_WORLD);
+    if (strcmp(backend, "ofi") != 0 || helper < 0 || timeout <= 0) {
+        if (t_rank == 0 && getenv("SFIO_TEST_VERBOSE") != NULL) {
+            printf("# host_stopped: not run (backend '%s', %s)\n", backend,
+                   helper < 0 ? "no other rank on the host's node" : "timeout unset");
+        }
+        t_ok(MPI_File_close(&fh), "close");
+        t_end();
+        return;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, t_rank == host, t_rank, &others);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (t_rank != host) {
+        if (t_rank == helper) {
+            if (kill((pid_t)pid, SIGSTOP) != 0) {
+                t_failf("SIGSTOP to rank %d (pid %ld): %s", host, pid, strerror(errno));
+            } else if (!wait_state(pid, 1)) {
+                t_failf("rank %d (pid %ld) not stopped 5 s after SIGSTOP (state %c)", host,
+                        pid, proc_state(pid));
+            }
+        }
+        MPI_Barrier(others);
+        rec_fill(rec, t_rank, 0, 0, 76);
+        t0 = MPI_Wtime();
+        rc = MPI_File_write_shared(fh, rec, RS, MPI_BYTE, &st);
+        dt = MPI_Wtime() - t0;
+        if (t_rank == helper && proc_state(pid) != 'T') {
+            t_failf("rank %d (pid %ld) ran again before SIGCONT (state %c)", host, pid,
+                    proc_state(pid));
+        }
+        MPI_Barrier(others);
+        if (t_rank == helper) {
+            kill((pid_t)pid, SIGCONT);
+            (void)wait_state(pid, 0);
+        }
+        if (rc == MPI_SUCCESS) {
+            t_failf("write_shared succeeded in %.2f s while the host (rank %d) was stopped", dt,
+                    host);
+        } else if (dt < timeout - 0.5 || dt > timeout + 5) {
+            t_failf("write_shared failed after %.2f s, want the timeout (%.0f s)", dt, timeout);
+        } else if (t_rank == helper && getenv("SFIO_TEST_VERBOSE") != NULL) {
+            printf("# host_stopped: rank %d stopped, write_shared failed after %.2f s\n", host,
+                   dt);
+        }
+    }
+    MPI_Comm_free(&others);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t_ok(MPI_File_close(&fh), "close");
     t_unlink(path);
     t_end();
 }
@@ -764,6 +918,7 @@ static int crash_loop(void)
 
 int main(int argc, char **argv)
 {
+    setenv("OMPI_MCA_sharedfp_fetchadd_timeout", "3", 0);   /* host_stopped */
     t_init(&argc, &argv, "fetchadd");
     if (argc > 1 && strcmp(argv[1], "--crash-loop") == 0) {
         return crash_loop();
@@ -774,6 +929,7 @@ int main(int argc, char **argv)
     test_seek_standard();
     test_same_basename();
     test_busy_rank();
+    test_host_stopped();
     test_reopen_loop();
     return t_finish();
 }

@@ -13,6 +13,8 @@
 #   mpi     test/mpi on the suite stack, default configuration: views, calls,
 #           non-blocking, collective progress, shared pointer, amode, private
 #           cache; t_fetchadd only where sharedfp/fetchadd serves the ranks
+#           (the coordination service on libfabric); fetchadd_noprov: no
+#           provider starts, a stock sharedfp serves t_shared
 #   fault   t_fault under the faultio preload, suite stack (fault_two_phase,
 #           fault-async_static)
 #   place   fcoll/adaptive placement over real host names: nodes-block_<alg>
@@ -79,7 +81,7 @@ for n in $counts; do
         case "$step" in
         mpi)
             bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \
-                --bindir "$builddir/test/mpi" --np "$np" --configs default ;;
+                --bindir "$builddir/test/mpi" --np "$np" --configs "default fetchadd_noprov" ;;
         fault)
             bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \
                 --bindir "$builddir/test/mpi" --programs t_fault --np "$np" \

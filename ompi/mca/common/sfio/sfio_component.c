@@ -15,6 +15,7 @@
 #include "sfio_component.h"
 #include "sfio_appmat.h"
 #include "sfio_async.h"
+#include "sfio_fabric.h"
 #include "sfio_posixio.h"
 #include "sfio_ompio.h"
 
@@ -101,6 +102,7 @@ void mca_common_sfio_engine_close(int output)
         mca_common_sfio_appmat_flush();
         mca_common_sfio_async_shutdown();
         mca_common_sfio_posix_shutdown();
+        mca_common_sfio_fabric_stop();
         if (mca_common_sfio_output >= 0) {
             opal_output_close(mca_common_sfio_output);
         }

@@ -20,28 +20,23 @@
 #include "ompi/proc/proc.h"
 
 #include "sfio_coord.h"
+#include "sfio_coord_int.h"
 #include "sfio_util.h"
 
 #define COORD_PREFIX "sfio-coord-"
 #define COORD_MAGIC 0x44524f4f43534653ull   /* "SFSCOORD" */
 #define NAME_MAX_LEN 256
 
-/* ------------------------------------------------------------------ */
-/* collectives on the file's communicator                              */
-/* ------------------------------------------------------------------ */
-
-static int c_bcast(struct ompi_communicator_t *comm, void *buf, int bytes, int root)
+bool mca_common_sfio_coord_spans_nodes(struct ompi_communicator_t *comm)
 {
-    return comm->c_coll->coll_bcast(buf, bytes, MPI_BYTE, root, comm,
-                                    comm->c_coll->coll_bcast_module);
-}
-
-/* max of *v over comm (errors are negative errnos: agree on the smallest) */
-static int c_agree(struct ompi_communicator_t *comm, int *v)
-{
-    int rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, v, 1, MPI_INT, MPI_MIN, comm,
-                                          comm->c_coll->coll_allreduce_module);
-    return OMPI_SUCCESS == rc ? 0 : -EIO;
+    int n = ompi_comm_size(comm);
+    for (int i = 0; i < n; ++i) {
+        ompi_proc_t *p = ompi_comm_peer_lookup(comm, i);
+        if (NULL == p || !OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 mca_common_sfio_coord_backend_t mca_common_sfio_coord_pick(struct ompi_communicator_t *comm,
@@ -50,17 +45,11 @@ mca_common_sfio_coord_backend_t mca_common_sfio_coord_pick(struct ompi_communica
     if (MCA_COMMON_SFIO_COORD_AUTO != want) {
         return want;
     }
-    int n = ompi_comm_size(comm);
-    if (1 == n) {
+    if (1 == ompi_comm_size(comm)) {
         return MCA_COMMON_SFIO_COORD_LOCAL;
     }
-    for (int i = 0; i < n; ++i) {
-        ompi_proc_t *p = ompi_comm_peer_lookup(comm, i);
-        if (NULL == p || !OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
-            return MCA_COMMON_SFIO_COORD_RMA;
-        }
-    }
-    return MCA_COMMON_SFIO_COORD_SHM;
+    return mca_common_sfio_coord_spans_nodes(comm) ? MCA_COMMON_SFIO_COORD_OFI
+                                                   : MCA_COMMON_SFIO_COORD_SHM;
 }
 
 /* ------------------------------------------------------------------ */
@@ -260,7 +249,7 @@ static int shm_open_coll(struct ompi_communicator_t *comm, const char *dir, int 
             unlink(msg.name);
         }
     }
-    rc = c_bcast(comm, &msg, (int) sizeof(msg), 0);
+    rc = mca_common_sfio_coord_bcast(comm, &msg, (int) sizeof(msg), 0);
     int err = OMPI_SUCCESS == rc ? msg.err : -EIO;
     if (0 != rank && 0 == err) {
         err = local_err;
@@ -282,7 +271,7 @@ static int shm_open_coll(struct ompi_communicator_t *comm, const char *dir, int 
         }
     }
     /* Everybody has mapped it (or failed): the name is no longer needed. */
-    if (0 != c_agree(comm, &err)) {
+    if (0 != mca_common_sfio_coord_agree(comm, &err)) {
         err = -EIO;
     }
     if (0 == rank && '\0' != msg.name[0] && 0 == msg.err) {
@@ -361,9 +350,15 @@ static int rma_close(mca_common_sfio_coord_t *c)
     return err;
 }
 
+static int rma_host(const mca_common_sfio_coord_t *c)
+{
+    (void) c;
+    return 0;
+}
+
 static const mca_common_sfio_coord_ops_t rma_ops = {
     .name = "rma", .fetch_add = rma_fetch_add, .load = rma_load, .store = rma_store,
-    .close = rma_close,
+    .close = rma_close, .host = rma_host,
 };
 
 /*
@@ -408,7 +403,7 @@ static int rma_open_coll(struct ompi_communicator_t *comm, int nslots, int local
         err = -ENOMEM;
     }
     /* also the barrier after rank 0's initialisation */
-    if (0 != c_agree(comm, &err)) {
+    if (0 != mca_common_sfio_coord_agree(comm, &err)) {
         err = -EIO;
     }
     if (0 != err) {
@@ -429,13 +424,13 @@ static int rma_open_coll(struct ompi_communicator_t *comm, int nslots, int local
 /* ------------------------------------------------------------------ */
 
 int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
-                               mca_common_sfio_coord_backend_t backend, const char *shm_dir,
-                               int nslots, int local_err, mca_common_sfio_coord_t **coord_p)
+                               const mca_common_sfio_coord_config_t *cfg, int nslots,
+                               int local_err, mca_common_sfio_coord_t **coord_p)
 {
     if (nslots <= 0) {
         return -EINVAL;
     }
-    switch (mca_common_sfio_coord_pick(comm, backend)) {
+    switch (mca_common_sfio_coord_pick(comm, cfg->backend)) {
     case MCA_COMMON_SFIO_COORD_LOCAL: {
         if (1 != ompi_comm_size(comm)) {
             return -EINVAL;
@@ -453,13 +448,14 @@ int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
         return 0;
     }
     case MCA_COMMON_SFIO_COORD_SHM:
-        if (MCA_COMMON_SFIO_COORD_RMA ==
-            mca_common_sfio_coord_pick(comm, MCA_COMMON_SFIO_COORD_AUTO)) {
+        if (mca_common_sfio_coord_spans_nodes(comm)) {
             return -EXDEV;   /* same verdict on every rank */
         }
-        return shm_open_coll(comm, shm_dir, nslots, local_err, coord_p);
+        return shm_open_coll(comm, cfg->shm_dir, nslots, local_err, coord_p);
     case MCA_COMMON_SFIO_COORD_RMA:
         return rma_open_coll(comm, nslots, local_err, coord_p);
+    case MCA_COMMON_SFIO_COORD_OFI:
+        return mca_common_sfio_coord_ofi_open(comm, cfg, nslots, local_err, coord_p);
     default:
         return -EINVAL;
     }
@@ -473,4 +469,9 @@ int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c)
 const char *mca_common_sfio_coord_name(const mca_common_sfio_coord_t *c)
 {
     return NULL == c ? "none" : c->ops->name;
+}
+
+int mca_common_sfio_coord_host(const mca_common_sfio_coord_t *c)
+{
+    return NULL == c || NULL == c->ops->host ? -1 : c->ops->host(c);
 }

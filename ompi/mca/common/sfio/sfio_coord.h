@@ -15,15 +15,25 @@
  *          the next open on the node removes segments whose creator is
  *          dead.  No operation needs another process to make progress: a
  *          rank busy outside MPI never stalls the others.
- *   rma    ranks on several nodes: MPI one-sided on the file's
- *          communicator, counters in a window of rank 0, passive target
- *          (MPI_Win_lock_all once), MPI_Fetch_and_op + MPI_Win_flush per
- *          operation.  Whether a rank busy outside MPI stalls the others
- *          depends on the osc component: osc/sm and osc/rdma over a
- *          network with hardware atomics (osc/ucx, btl/uct) progress
- *          without the target; osc/pt2pt and emulated atomics over TCP need
- *          rank 0 to enter MPI.  A coordination service with its own
- *          progress thread (a later backend) plugs in behind the same ops.
+ *   ofi    ranks on several nodes: the counters live in one host rank,
+ *          placed by sfio_coordplan (files in turn over the nodes), and
+ *          are served by the host's libfabric progress thread
+ *          (sfio_fabric): a fetch-and-add is one request message and one
+ *          reply, answered whatever the host's main thread does; an
+ *          ordered round is one request per rank, answered when the last
+ *          rank's has come (ordered_add, no MPI collective).  The host
+ *          itself uses C11 atomics on them.  Addresses are exchanged once
+ *          per open over the communicator.  A host that does not answer
+ *          within the timeout fails the operation with -ETIMEDOUT.
+ *   rma    ranks on several nodes, only when asked for: MPI one-sided on
+ *          the file's communicator, counters in a window of rank 0,
+ *          passive target (MPI_Win_lock_all once), MPI_Fetch_and_op +
+ *          MPI_Win_flush per operation.  Whether a rank busy outside MPI
+ *          stalls the others depends on the osc component: osc/sm and
+ *          osc/rdma over a network with hardware atomics (osc/ucx,
+ *          btl/uct) progress without the target; osc/pt2pt and emulated
+ *          atomics over TCP need rank 0 to enter MPI; Open MPI 4.1 over
+ *          TCP has no window at all.
  *
  * All operations return 0 or a negative errno; open and close are
  * collective over the communicator and return the same result everywhere.
@@ -31,17 +41,28 @@
 #ifndef MCA_COMMON_SFIO_COORD_H
 #define MCA_COMMON_SFIO_COORD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 struct ompi_communicator_t;
 
 typedef enum {
-    MCA_COMMON_SFIO_COORD_AUTO = 0,    /* local, shm or rma, by where the ranks run */
+    MCA_COMMON_SFIO_COORD_AUTO = 0,    /* local, shm or ofi, by where the ranks run */
     MCA_COMMON_SFIO_COORD_SHM = 1,
     MCA_COMMON_SFIO_COORD_RMA = 2,
-    MCA_COMMON_SFIO_COORD_LOCAL = 3
+    MCA_COMMON_SFIO_COORD_LOCAL = 3,
+    MCA_COMMON_SFIO_COORD_OFI = 4
 } mca_common_sfio_coord_backend_t;
+
+/* What a service is created with (the same on every rank). */
+typedef struct mca_common_sfio_coord_config_t {
+    mca_common_sfio_coord_backend_t backend;
+    const char *shm_dir;     /* shm: directory of the segment (NULL: /dev/shm) */
+    const char *provider;    /* ofi: libfabric provider (NULL, "" or "auto": chosen) */
+    int64_t timeout_ms;      /* ofi: how long a request waits for the host */
+    int host;                /* ofi: host rank, -1: placed over the nodes */
+} mca_common_sfio_coord_config_t;
 
 typedef struct mca_common_sfio_coord_t mca_common_sfio_coord_t;
 
@@ -52,27 +73,41 @@ typedef struct mca_common_sfio_coord_ops_t {
     int (*load)(mca_common_sfio_coord_t *c, int slot, int64_t *value_p);
     int (*store)(mca_common_sfio_coord_t *c, int slot, int64_t value);
     int (*close)(mca_common_sfio_coord_t *c);   /* collective; frees c */
+    int (*host)(const mca_common_sfio_coord_t *c);   /* rank holding the counters; NULL: none */
+    /* Optional (NULL: the caller composes it from MPI collectives and
+     * fetch_add): every rank of the service calls it once per round with
+     * its bytes; the slot advances once by the round's total and *start_p
+     * is the old value plus the bytes of the lower ranks. */
+    int (*ordered_add)(mca_common_sfio_coord_t *c, int slot, int64_t bytes, int64_t *start_p);
 } mca_common_sfio_coord_ops_t;
 
 struct mca_common_sfio_coord_t {
     const mca_common_sfio_coord_ops_t *ops;
 };
 
-/* The backend auto would pick for comm (the same on every rank). */
+/* The backend `want` resolves to for comm (the same on every rank): auto
+ * is local for one rank, shm on one node, ofi across nodes. */
 mca_common_sfio_coord_backend_t mca_common_sfio_coord_pick(struct ompi_communicator_t *comm,
                                                            mca_common_sfio_coord_backend_t want);
 
+/* True when comm's ranks run on more than one node (same everywhere). */
+bool mca_common_sfio_coord_spans_nodes(struct ompi_communicator_t *comm);
+
 /* Collective over comm: creates the service with nslots counters, all 0.
- * shm_dir: directory of the shm backend's segment (NULL: /dev/shm).
  * local_err: 0, or a negative errno this rank already has (e.g. its
  * allocation failed): the collective still completes and fails everywhere.
  * Errors: -EXDEV (shm asked for ranks on several nodes), -ENOMEM, errno of
  * the segment's creation, -EOPNOTSUPP (rma: no MPI window for these ranks,
- * e.g. no osc component serves their transport), -EIO (MPI error).  MPI
- * errors of the rma backend never reach comm's error handler.  */
+ * e.g. no osc component serves their transport), -ENODEV, -ENOENT, -EIO
+ * (ofi: the fabric could not start on some rank; the reason of this rank
+ * in mca_common_sfio_coord_why()), -EIO (MPI error).  MPI errors of the
+ * rma backend never reach comm's error handler.  */
 int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
-                               mca_common_sfio_coord_backend_t backend, const char *shm_dir,
-                               int nslots, int local_err, mca_common_sfio_coord_t **coord_p);
+                               const mca_common_sfio_coord_config_t *cfg, int nslots,
+                               int local_err, mca_common_sfio_coord_t **coord_p);
+
+/* Why this rank's last ofi open failed ("" if it did not or is unknown). */
+const char *mca_common_sfio_coord_why(void);
 
 static inline int mca_common_sfio_coord_fetch_add(mca_common_sfio_coord_t *c, int slot,
                                                   int64_t delta, int64_t *old_p)
@@ -92,10 +127,22 @@ static inline int mca_common_sfio_coord_store(mca_common_sfio_coord_t *c, int sl
     return c->ops->store(c, slot, value);
 }
 
-/* Collective (the rma backend frees its window); NULL is a no-op. */
+/* The backend's ordered_add, or -ENOTSUP when it has none. */
+static inline int mca_common_sfio_coord_ordered_add(mca_common_sfio_coord_t *c, int slot,
+                                                    int64_t bytes, int64_t *start_p)
+{
+    return NULL == c->ops->ordered_add ? -ENOTSUP : c->ops->ordered_add(c, slot, bytes, start_p);
+}
+
+/* Collective (rma frees its window, ofi's host its counters); NULL is a
+ * no-op. */
 int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c);
 
 const char *mca_common_sfio_coord_name(const mca_common_sfio_coord_t *c);
+
+/* The rank of the communicator whose process holds the counters (rma:
+ * the window's, ofi: the host), or -1 (local, shm: every rank's). */
+int mca_common_sfio_coord_host(const mca_common_sfio_coord_t *c);
 
 /* Removes segments of dead creators from dir (this node, this user).
  * Returns how many were removed. */

@@ -14,6 +14,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/request/request.h"
+#include "opal/util/info.h"
 #include "opal/util/output.h"
 
 #include "sfio_ompio.h"
@@ -47,6 +48,7 @@ static int sfp_error(int neg)
     case EINVAL:    return MPI_ERR_ARG;
     case EOVERFLOW: return MPI_ERR_ARG;
     case EIO:       return MPI_ERR_OTHER;
+    case ETIMEDOUT: return MPI_ERR_OTHER;   /* the coordination host did not answer */
     default:        return mca_common_sfio_errno_to_mpi(-neg);
     }
 }
@@ -109,9 +111,12 @@ static mca_common_sfio_coord_t *pending_take(const ompio_file_t *fh)
 
 static const char *backend_name(mca_common_sfio_coord_backend_t b)
 {
-    return MCA_COMMON_SFIO_COORD_SHM == b   ? "shm"
-           : MCA_COMMON_SFIO_COORD_RMA == b ? "rma"
-                                            : "local";
+    static const char *const names[] = {
+        [MCA_COMMON_SFIO_COORD_AUTO] = "auto", [MCA_COMMON_SFIO_COORD_SHM] = "shm",
+        [MCA_COMMON_SFIO_COORD_RMA] = "rma", [MCA_COMMON_SFIO_COORD_LOCAL] = "local",
+        [MCA_COMMON_SFIO_COORD_OFI] = "ofi",
+    };
+    return (unsigned) b < sizeof(names) / sizeof(names[0]) ? names[b] : "?";
 }
 
 static bool default_shm_dir(const char *dir)
@@ -129,18 +134,18 @@ static int coord_create(ompio_file_t *fh, const mca_common_sfio_sharedfp_options
                         int local_err, mca_common_sfio_coord_t **coord_p)
 {
     static bool warned = false;
-    int rc = mca_common_sfio_coord_open(fh->f_comm, options->backend, options->shm_dir, NSLOTS,
-                                        local_err, coord_p);
-    if (0 != rc && 0 == local_err && !default_shm_dir(options->shm_dir) &&
-        MCA_COMMON_SFIO_COORD_SHM == mca_common_sfio_coord_pick(fh->f_comm, options->backend) &&
+    const mca_common_sfio_coord_config_t *cfg = &options->coord;
+    int rc = mca_common_sfio_coord_open(fh->f_comm, cfg, NSLOTS, local_err, coord_p);
+    if (0 != rc && 0 == local_err && !default_shm_dir(cfg->shm_dir) &&
+        MCA_COMMON_SFIO_COORD_SHM == mca_common_sfio_coord_pick(fh->f_comm, cfg->backend) &&
         -EXDEV != rc) {
         if (0 == fh->f_rank && !warned) {
             warned = true;
-            mca_common_sfio_show_help("sharedfp-shm-dir", true, options->shm_dir,
-                                      strerror(-rc));
+            mca_common_sfio_show_help("sharedfp-shm-dir", true, cfg->shm_dir, strerror(-rc));
         }
-        rc = mca_common_sfio_coord_open(fh->f_comm, options->backend, "/dev/shm", NSLOTS, 0,
-                                        coord_p);
+        mca_common_sfio_coord_config_t dflt = *cfg;
+        dflt.shm_dir = "/dev/shm";
+        rc = mca_common_sfio_coord_open(fh->f_comm, &dflt, NSLOTS, 0, coord_p);
     }
     return rc;
 }
@@ -149,11 +154,11 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
                                      const mca_common_sfio_sharedfp_options_t *options,
                                      const char **why_p)
 {
-    static _Thread_local char why[160];   /* read by the caller at once */
-    mca_common_sfio_coord_backend_t b = mca_common_sfio_coord_pick(fh->f_comm, options->backend);
-    if (MCA_COMMON_SFIO_COORD_SHM == options->backend &&
-        MCA_COMMON_SFIO_COORD_RMA ==
-            mca_common_sfio_coord_pick(fh->f_comm, MCA_COMMON_SFIO_COORD_AUTO)) {
+    static _Thread_local char why[320];   /* read by the caller at once */
+    mca_common_sfio_coord_backend_t b =
+        mca_common_sfio_coord_pick(fh->f_comm, options->coord.backend);
+    if (MCA_COMMON_SFIO_COORD_SHM == options->coord.backend &&
+        mca_common_sfio_coord_spans_nodes(fh->f_comm)) {
         *why_p = "backend shm was asked for, but the ranks span several nodes";
         return false;
     }
@@ -166,11 +171,13 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
         free(p);
     }
     if (0 != rc) {
+        const char *ofi_why = mca_common_sfio_coord_why();
         (void) snprintf(why, sizeof(why), "the %s backend cannot serve these ranks: %s",
                         backend_name(b),
                         -EOPNOTSUPP == rc ? "MPI_Win_allocate failed (no one-sided component "
                                             "for their transport)"
-                                          : strerror(-rc));
+                        : MCA_COMMON_SFIO_COORD_OFI == b && '\0' != ofi_why[0] ? ofi_why
+                                                                              : strerror(-rc));
         *why_p = why;
         return false;
     }
@@ -180,6 +187,23 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
 void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh)
 {
     (void) mca_common_sfio_coord_close(pending_take(fh));   /* collective for rma */
+}
+
+/* MPI_File_get_info shows the backend as "sfio_sharedfp_backend" and the
+ * rank whose process holds the pointer as "sfio_sharedfp_host" (tests make
+ * that rank busy; absent when every rank holds it in shared memory). */
+static void publish_host(ompio_file_t *fh, const mca_common_sfio_coord_t *coord)
+{
+    char v[16];
+    int host = mca_common_sfio_coord_host(coord);
+    if (NULL == fh->f_info) {
+        return;
+    }
+    (void) opal_info_set(fh->f_info, "sfio_sharedfp_backend", mca_common_sfio_coord_name(coord));
+    if (host >= 0) {
+        snprintf(v, sizeof(v), "%d", host);
+        (void) opal_info_set(fh->f_info, "sfio_sharedfp_host", v);
+    }
 }
 
 int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
@@ -213,8 +237,8 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     if (0 != rc) {
         if (0 == fh->f_rank) {
             mca_common_sfio_show_help("sharedfp-coord", true, filename ? filename : "",
-                                      backend_name(mca_common_sfio_coord_pick(fh->f_comm,
-                                                                              options->backend)),
+                                      backend_name(mca_common_sfio_coord_pick(
+                                          fh->f_comm, options->coord.backend)),
                                       strerror(-rc));
         }
         free(sh);
@@ -227,6 +251,7 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     sh->global_offset = 0;
     sh->selected_module_data = f;
     fh->f_sharedfp_data = sh;
+    publish_host(fh, f->coord);
     opal_output_verbose(10, mca_common_sfio_output,
                         "sharedfp:fetchadd: %s: shared pointer in the %s coordination backend",
                         filename ? filename : "", mca_common_sfio_coord_name(f->coord));
@@ -484,12 +509,15 @@ int mca_common_sfio_sharedfp_iread(ompio_file_t *fh, void *buf, int count,
 }
 
 /*
- * Collective: places this rank's part of an ordered access.  One
- * exclusive prefix sum of the sizes; the last rank, which then knows the
- * total, takes it with one fetch-and-add and broadcasts the base.  A rank
- * with a bad argument contributes 0 bytes and gets its error back in
- * *local_p; the collective data call must still be entered by everyone
- * (with count 0 there).  Returns an error only when the whole group fails.
+ * Collective: places this rank's part of an ordered access.  Where the
+ * service has an ordered round (ofi: one request per rank, answered when
+ * all have come), that is all; otherwise one exclusive prefix sum of the
+ * sizes, and the last rank, which then knows the total, takes it with one
+ * fetch-and-add and broadcasts the base.  A rank with a bad argument
+ * contributes 0 bytes and gets its error back in *local_p; the collective
+ * data call must still be entered by everyone (with count 0 there).
+ * Returns an error only when the whole group fails (with an ordered
+ * round: when this rank's request failed, e.g. the host did not answer).
  */
 static int ordered_place(ompio_file_t *fh, int count, struct ompi_datatype_t *datatype,
                          int64_t *etypes_p, int *local_p)
@@ -500,6 +528,23 @@ static int ordered_place(ompio_file_t *fh, int count, struct ompi_datatype_t *da
     int lerr = NULL == f ? -EBADF : access_bytes(fh, count, datatype, &bytes);
     if (0 != lerr) {
         bytes = 0;
+    }
+    if (NULL != f) {
+        int64_t start = 0;
+        int orc = mca_common_sfio_coord_ordered_add(f->coord, SLOT_POINTER, bytes, &start);
+        if (-ENOTSUP != orc) {
+            if (0 != orc) {
+                return sfp_error(orc);
+            }
+            if (0 == lerr) {
+                lerr = mca_common_sfio_sfp_ordered_offset(start, 0, fh->f_etype_size, etypes_p);
+            }
+            if (0 != lerr) {
+                *etypes_p = 0;
+            }
+            *local_p = sfp_error(lerr);
+            return MPI_SUCCESS;
+        }
     }
     int rc = comm->c_coll->coll_exscan(&bytes, &prefix, 1, MPI_INT64_T, MPI_SUM, comm,
                                        comm->c_coll->coll_exscan_module);

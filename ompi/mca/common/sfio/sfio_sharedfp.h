@@ -9,11 +9,14 @@
  * (etypes x etype size), as OMPIO's sharedfp interface expects:
  *   write/read/iwrite/iread_shared  one fetch-and-add of the access size,
  *                                   then the explicit-offset call;
- *   write/read_ordered (+begin/end) one exclusive prefix sum of the sizes
- *                                   (MPI_Exscan), the last rank fetch-adds
- *                                   the total once and broadcasts the base,
- *                                   then each rank's explicit-offset call
- *                                   (or the collective one, by option);
+ *   write/read_ordered (+begin/end) the service's ordered round where it
+ *                                   has one (ofi: one request per rank to
+ *                                   the host), else one exclusive prefix
+ *                                   sum of the sizes (MPI_Exscan), the last
+ *                                   rank fetch-adds the total once and
+ *                                   broadcasts the base; then each rank's
+ *                                   explicit-offset call (or the collective
+ *                                   one, by option);
  *   seek                            barrier (every earlier access has taken
  *                                   its bytes), rank 0 stores, broadcast of
  *                                   the result (nobody moves on before);
@@ -35,8 +38,7 @@
 BEGIN_C_DECLS
 
 typedef struct mca_common_sfio_sharedfp_options_t {
-    mca_common_sfio_coord_backend_t backend;   /* AUTO, SHM or RMA */
-    const char *shm_dir;                       /* NULL/"": /dev/shm */
+    mca_common_sfio_coord_config_t coord;      /* backend (AUTO, SHM, OFI or RMA) and its settings */
     bool direct;                               /* small contiguous accesses: one fbtl call */
     bool ordered_collective;                   /* ordered data by *_at_all (else *_at) */
 } mca_common_sfio_sharedfp_options_t;
@@ -44,9 +46,10 @@ typedef struct mca_common_sfio_sharedfp_options_t {
 /* The component's file query, collective over fh->f_comm: creates the
  * file's coordination service and keeps it for _open (or _unquery).
  * Returns false, the same on every rank, when the service cannot be
- * created for these ranks (shm asked for across nodes; rma without an
- * MPI window, as over TCP with Open MPI 4.1): the component then steps
- * aside and Open MPI selects a stock one.  Sets *why_p to the reason. */
+ * created for these ranks (shm asked for across nodes; ofi where no
+ * libfabric provider starts; rma without an MPI window, as over TCP with
+ * Open MPI 4.1): the component then steps aside and Open MPI selects a
+ * stock one.  Sets *why_p to the reason. */
 SFIO_EXPORT bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
                                      const mca_common_sfio_sharedfp_options_t *options,
                                      const char **why_p);

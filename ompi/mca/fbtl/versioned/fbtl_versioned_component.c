@@ -73,6 +73,13 @@ static const mca_common_sfio_param_t params[] = {
       "Only writes whose private pieces average at most this many bytes go to the private "
       "cache (see private_cache); larger pieces cost little more than their bytes when "
       "written at once, while the collective flush moves every cached byte twice" },
+    { "io_depth", MCA_BASE_VAR_TYPE_UNSIGNED_INT, &io_depth,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Requests in flight per process for an access of many noncontiguous pieces (the "
+      "calling thread and io_depth - 1 helper threads each issue a share).  On network "
+      "storage every request pays a round trip, so n small pieces one at a time pay n of "
+      "them.  0 (auto, default): 8 on network file systems (NFS, Lustre, GPFS, BeeGFS, "
+      "CephFS, OrangeFS, CIFS, AFS), else 1; 1: one request at a time; at most 64" },
 };
 
 static int versioned_register(void)
@@ -82,15 +89,6 @@ static int versioned_register(void)
     mca_common_sfio_component_register_params(c, params,
         sizeof(params) / sizeof(params[0]));
     (void) mca_common_sfio_atomic_mode_register(c, &mca_fbtl_versioned_atomic_mode);
-    io_depth = 0;
-    (void) mca_base_component_var_register(c, "io_depth",
-        "Requests in flight per process for an access of many noncontiguous pieces (the "
-        "calling thread and io_depth - 1 helper threads each issue a share).  On network "
-        "storage every request pays a round trip, so n small pieces one at a time pay n of "
-        "them.  0 (auto, default): 8 on network file systems (NFS, Lustre, GPFS, BeeGFS, "
-        "CephFS, OrangeFS, CIFS, AFS), else 1; 1: one request at a time; at most 64",
-        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
-        MCA_BASE_VAR_SCOPE_READONLY, &io_depth);
     return OMPI_SUCCESS;
 }
 

@@ -21,6 +21,9 @@ extern int mca_sharedfp_fetchadd_verbose;
 extern int mca_sharedfp_fetchadd_output;
 extern int mca_sharedfp_fetchadd_backend;
 extern char **mca_sharedfp_fetchadd_shm_dir_storage;   /* heap cell: see the component */
+extern char **mca_sharedfp_fetchadd_provider_storage;    /* heap cell */
+extern int mca_sharedfp_fetchadd_timeout;
+extern int mca_sharedfp_fetchadd_host;
 extern bool mca_sharedfp_fetchadd_direct;
 extern bool mca_sharedfp_fetchadd_ordered_collective;
 

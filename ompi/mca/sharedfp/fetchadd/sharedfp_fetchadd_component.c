@@ -16,6 +16,9 @@ int mca_sharedfp_fetchadd_verbose = 0;
 int mca_sharedfp_fetchadd_output = -1;
 int mca_sharedfp_fetchadd_backend = MCA_COMMON_SFIO_COORD_AUTO;
 char **mca_sharedfp_fetchadd_shm_dir_storage = NULL;   /* heap cell, outlives the DSO */
+char **mca_sharedfp_fetchadd_provider_storage = NULL;   /* heap cell, outlives the DSO */
+int mca_sharedfp_fetchadd_timeout = 30;
+int mca_sharedfp_fetchadd_host = -1;
 bool mca_sharedfp_fetchadd_direct = true;
 bool mca_sharedfp_fetchadd_ordered_collective = false;
 
@@ -40,6 +43,16 @@ static const mca_common_sfio_param_t params[] = {
       "collective explicit-offset calls (the fcoll component aggregates them); off "
       "(default): once the prefix sum has placed every rank's part, each rank writes or "
       "reads its own disjoint part with an independent call" },
+    { "timeout", MCA_BASE_VAR_TYPE_INT, &mca_sharedfp_fetchadd_timeout,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "ofi backend: seconds a shared-pointer operation waits for the rank that hosts "
+      "the file's pointer (dead host, lost node) before it fails with MPI_ERR_OTHER; a "
+      "host that is merely busy outside MPI answers at once (its progress thread does)" },
+    { "host", MCA_BASE_VAR_TYPE_INT, &mca_sharedfp_fetchadd_host,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "ofi backend: rank of the file's communicator that hosts its shared pointer; -1 "
+      "(default): files in turn over the nodes (the n-th file of a group on node n mod "
+      "nodes), and over the ranks of that node" },
 };
 
 static int fetchadd_register(void)
@@ -51,18 +64,35 @@ static int fetchadd_register(void)
     static mca_base_var_enum_value_t backends[] = {
         { MCA_COMMON_SFIO_COORD_AUTO, "auto" },
         { MCA_COMMON_SFIO_COORD_SHM, "shm" },
+        { MCA_COMMON_SFIO_COORD_OFI, "ofi" },
         { MCA_COMMON_SFIO_COORD_RMA, "rma" },
         { 0, NULL },
     };
     (void) mca_common_sfio_component_register_enum(c, "backend", "sharedfp_fetchadd_backend",
         backends, MCA_COMMON_SFIO_COORD_AUTO,
         "Where the shared file pointer lives. auto: process memory for one rank, shm when "
-        "all ranks share a node, rma otherwise; shm: a shared-memory page on the node, "
-        "moved by C11 atomics (no rank ever waits for another to enter MPI); rma: an MPI "
-        "window on rank 0 of the file's communicator, MPI_Fetch_and_op with passive "
-        "target (works across nodes; needs an osc component that progresses without the "
-        "target for a rank busy outside MPI not to stall the others)",
+        "all ranks share a node, ofi otherwise; shm: a shared-memory page on the node, "
+        "moved by C11 atomics (no rank ever waits for another to enter MPI); ofi: the "
+        "suite's coordination service on libfabric, the pointer in one host rank per file "
+        "(files in turn over the nodes) served by that process's progress thread (no rank "
+        "waits for another to enter MPI; where no provider starts, the component steps "
+        "aside and Open MPI selects a stock one); rma: an MPI window on rank 0 of the "
+        "file's communicator, MPI_Fetch_and_op with passive target (only when asked for: "
+        "needs an osc component for the ranks' transport, which Open MPI 4.1 over TCP "
+        "lacks, and one that progresses without the target for a rank busy outside MPI "
+        "not to stall the others)",
         OPAL_INFO_LVL_9, &mca_sharedfp_fetchadd_backend);
+    if (NULL == mca_common_sfio_component_register_string(c,
+                    &mca_sharedfp_fetchadd_provider_storage, "provider",
+        "libfabric provider of the ofi backend (one endpoint and one progress thread per "
+        "process, started by the first file that needs it), e.g. tcp;ofi_rxm, tcp, "
+        "verbs;ofi_rxm, sockets; the first part of a name is enough (tcp).  Empty or auto "
+        "(default): a network provider offering atomics first, then any network "
+        "provider, then tcp;ofi_rxm, then other software providers (shm never: it "
+        "reaches one node).  Verbose level 1 prints the choice.  libfabric's own FI_* "
+        "environment variables (FI_PROVIDER, FI_TCP_IFACE, ...) apply as well")) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     /* String storage on the heap: it must outlive this DSO (Open MPI 5.0). */
     if (NULL == mca_common_sfio_component_register_string(c,
                     &mca_sharedfp_fetchadd_shm_dir_storage, "shm_dir",

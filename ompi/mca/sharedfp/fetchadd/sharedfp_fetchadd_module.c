@@ -17,11 +17,22 @@ static const char *shm_dir(void)
     return (NULL != dir && '\0' != *dir) ? dir : "/dev/shm";
 }
 
+static const char *provider(void)
+{
+    return mca_sharedfp_fetchadd_provider_storage ? *mca_sharedfp_fetchadd_provider_storage
+                                                  : NULL;
+}
+
 static mca_common_sfio_sharedfp_options_t options(void)
 {
     return (mca_common_sfio_sharedfp_options_t) {
-        .backend = (mca_common_sfio_coord_backend_t) mca_sharedfp_fetchadd_backend,
-        .shm_dir = shm_dir(),
+        .coord = {
+            .backend = (mca_common_sfio_coord_backend_t) mca_sharedfp_fetchadd_backend,
+            .shm_dir = shm_dir(),
+            .provider = provider(),
+            .timeout_ms = (int64_t) mca_sharedfp_fetchadd_timeout * 1000,
+            .host = mca_sharedfp_fetchadd_host,
+        },
         .direct = mca_sharedfp_fetchadd_direct,
         .ordered_collective = mca_sharedfp_fetchadd_ordered_collective,
     };

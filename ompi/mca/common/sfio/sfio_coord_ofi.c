@@ -1,0 +1,558 @@
+/*
+ * sfio_coord_ofi: the coordination service across nodes, counters served
+ * by a host rank's libfabric progress thread (see sfio_coord.h, backend
+ * ofi).
+ *
+ * Messages (one RDM message each way, fi_inject):
+ *   client -> host  {FETCH_ADD | LOAD | STORE | ORDERED, service, slot, from, ticket, value}
+ *   host -> client  {REPLY, ticket, value (the old value), err}
+ * ORDERED is one rank's part of an ordered round: the host keeps it until
+ * every rank's part has come, then advances the slot once by the total
+ * and answers each rank with its start (the host's own rank included,
+ * without a message).
+ * The host applies the operation on its progress thread with a C11 atomic
+ * on the service's counters, which its own main thread also uses.  A
+ * client waits for the reply of its ticket up to the service's timeout;
+ * a reply that comes later is dropped.
+ *
+ * Invariant: a service is in the host's table from the end of its open to
+ * the start of its close, both collective, and every operation is
+ * synchronous, so no request for a service arrives outside that time but
+ * one whose client gave up (timeout): that one finds no service and is
+ * dropped.  Ordered rounds are numbered by every rank alike; a part of a
+ * later round abandons an incomplete one (whose callers time out), a part
+ * of an earlier one is dropped, so a round never mixes parts of two.
+ */
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "opal/util/output.h"
+
+#include "sfio_coord.h"
+#include "sfio_coord_int.h"
+#include "sfio_coordplan.h"
+#include "sfio_fabric.h"
+#include "sfio_ompio.h"   /* mca_common_sfio_output */
+#include "sfio_topo.h"
+
+enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_ORDERED, MSG_REPLY };
+
+typedef struct {
+    uint32_t kind;
+    uint32_t service;
+    int32_t slot;
+    int32_t from;     /* the client's rank in the service's communicator */
+    uint64_t ticket;
+    int64_t value;
+    int32_t err;
+    int32_t round;    /* ORDERED: the client's count of its ordered calls on the service */
+} coord_msg_t;
+
+_Static_assert(sizeof(coord_msg_t) <= MCA_COMMON_SFIO_FABRIC_MSG_MAX, "message too large");
+
+/* The host's side of one service. */
+typedef struct hosted_t {
+    struct hosted_t *next;
+    uint32_t id;
+    int n;                    /* ranks */
+    int rank;                 /* the host's own */
+    uint64_t *peer;           /* n fabric handles (replies) */
+    int32_t round;            /* ordered round under way */
+    int arrived;              /* its parts so far */
+    int64_t *part;            /* n: bytes of each rank's part */
+    uint64_t *part_ticket;    /* n */
+    int nslots;
+    _Atomic int64_t slot[];
+} hosted_t;
+
+/* A client's request waiting for its reply. */
+typedef struct waiter_t {
+    struct waiter_t *next;
+    uint64_t ticket;
+    bool done;
+    int err;
+    int64_t value;
+    pthread_cond_t cond;
+} waiter_t;
+
+static struct {
+    pthread_mutex_t lock;   /* hosted services, waiters */
+    hosted_t *hosted;
+    uint32_t next_id;
+    waiter_t *waiters;
+    uint64_t next_ticket;
+} svc = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1, .next_ticket = 1 };
+
+/* The client's view of one service (the host's too). */
+typedef struct {
+    mca_common_sfio_coord_t super;
+    struct ompi_communicator_t *comm;
+    int rank, host, nslots;
+    int32_t round;            /* ordered calls so far */
+    uint32_t id;
+    uint64_t host_peer;
+    int64_t timeout_ms;
+    hosted_t *hosted;         /* this rank is the host */
+} coord_ofi_t;
+
+static _Thread_local char why[256];
+
+const char *mca_common_sfio_coord_why(void)
+{
+    return why;
+}
+
+/* ------------------------------------------------------------------ */
+/* the progress thread's side                                          */
+/* ------------------------------------------------------------------ */
+
+static int64_t apply(_Atomic int64_t *cell, uint32_t kind, int64_t value)
+{
+    switch (kind) {
+    case MSG_FETCH_ADD: return atomic_fetch_add(cell, value);
+    case MSG_STORE:     return atomic_exchange(cell, value);
+    default:            return atomic_load(cell);
+    }
+}
+
+static void serve(const coord_msg_t *m)
+{
+    coord_msg_t r = { .kind = MSG_REPLY, .service = m->service, .ticket = m->ticket };
+    uint64_t to = 0;
+    bool known = false;
+    pthread_mutex_lock(&svc.lock);
+    for (hosted_t *h = svc.hosted; NULL != h; h = h->next) {
+        if (h->id == m->service && m->from >= 0 && m->from < h->n) {
+            known = true;
+            to = h->peer[m->from];
+            if (m->slot < 0 || m->slot >= h->nslots) {
+                r.err = -EINVAL;
+            } else {
+                r.value = apply(&h->slot[m->slot], m->kind, m->value);
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    if (known) {
+        /* the client gives up after its timeout; so does this send */
+        (void) mca_common_sfio_fabric_send(to, &r, sizeof(r), 1000);
+    }
+}
+
+static void answer(const coord_msg_t *m);
+
+/* An ordered round that every rank has joined; svc.lock held.  Advances
+ * the slot by the total, fills out[n] with each rank's reply and starts
+ * the next round. */
+static void round_complete(hosted_t *h, int slot, coord_msg_t *out)
+{
+    int64_t total = 0;
+    for (int r = 0; r < h->n; ++r) {
+        total += h->part[r];
+    }
+    int64_t start = atomic_fetch_add(&h->slot[slot], total);
+    for (int r = 0; r < h->n; ++r) {
+        out[r] = (coord_msg_t) { .kind = MSG_REPLY, .service = h->id, .ticket = h->part_ticket[r],
+                                 .value = start };
+        start += h->part[r];
+    }
+    h->arrived = 0;
+    h->round += 1;
+}
+
+/* Rank `from` joins the ordered round; when it is the last, the replies go
+ * out (outside the lock): messages to the others, the host's own directly. */
+static void round_join(hosted_t *h, int32_t round, int slot, int from, int64_t bytes,
+                       uint64_t ticket)
+{
+    coord_msg_t *out = NULL;
+    uint64_t *to = NULL;
+    int n = 0, self = -1;
+    pthread_mutex_lock(&svc.lock);
+    if (round - h->round < 0) {
+        pthread_mutex_unlock(&svc.lock);   /* a round already given up */
+        return;
+    }
+    if (round != h->round) {
+        h->round = round;   /* the one under way was given up */
+        h->arrived = 0;
+    }
+    h->part[from] = bytes;
+    h->part_ticket[from] = ticket;
+    if (++h->arrived == h->n) {
+        n = h->n;
+        self = h->rank;
+        out = malloc((size_t) n * sizeof(*out));
+        to = malloc((size_t) n * sizeof(*to));
+        if (NULL != out && NULL != to) {
+            round_complete(h, slot, out);
+            memcpy(to, h->peer, (size_t) n * sizeof(*to));
+        } else {
+            n = 0;   /* no memory: the round's callers time out */
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    for (int r = 0; r < n; ++r) {
+        if (r == self) {
+            answer(&out[r]);
+        } else {
+            (void) mca_common_sfio_fabric_send(to[r], &out[r], sizeof(out[r]), 1000);
+        }
+    }
+    free(out);
+    free(to);
+}
+
+static void serve_ordered(const coord_msg_t *m)
+{
+    hosted_t *found = NULL;
+    pthread_mutex_lock(&svc.lock);
+    for (hosted_t *h = svc.hosted; NULL != h; h = h->next) {
+        if (h->id == m->service && m->from >= 0 && m->from < h->n && m->slot >= 0 &&
+            m->slot < h->nslots) {
+            found = h;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    /* the service stays while a round is open: its close is collective */
+    if (NULL != found) {
+        round_join(found, m->round, m->slot, m->from, m->value, m->ticket);
+    }
+}
+
+static void answer(const coord_msg_t *m)
+{
+    pthread_mutex_lock(&svc.lock);
+    for (waiter_t *w = svc.waiters; NULL != w; w = w->next) {
+        if (w->ticket == m->ticket) {
+            w->done = true;
+            w->err = m->err;
+            w->value = m->value;
+            pthread_cond_signal(&w->cond);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+}
+
+static void on_message(const void *buf, size_t len)
+{
+    coord_msg_t m;
+    if (len != sizeof(m)) {
+        return;
+    }
+    memcpy(&m, buf, sizeof(m));
+    if (MSG_REPLY == m.kind) {
+        answer(&m);
+    } else if (MSG_FETCH_ADD <= m.kind && m.kind <= MSG_STORE) {
+        serve(&m);
+    } else if (MSG_ORDERED == m.kind) {
+        serve_ordered(&m);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* operations                                                          */
+/* ------------------------------------------------------------------ */
+
+static void waiter_add(waiter_t *w)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    w->done = false;
+    pthread_mutex_lock(&svc.lock);
+    w->ticket = svc.next_ticket++;
+    w->next = svc.waiters;
+    svc.waiters = w;
+    pthread_mutex_unlock(&svc.lock);
+}
+
+/* Waits for w's reply (unless rc already failed) up to the timeout, takes
+ * w off the list; returns 0 and the value, or an error. */
+static int waiter_wait(coord_ofi_t *o, waiter_t *w, int rc, int64_t *value_p)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += o->timeout_ms / 1000;
+    deadline.tv_nsec += (o->timeout_ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&svc.lock);
+    while (0 == rc && !w->done) {
+        if (ETIMEDOUT == pthread_cond_timedwait(&w->cond, &svc.lock, &deadline) && !w->done) {
+            rc = -ETIMEDOUT;
+        }
+    }
+    for (waiter_t **pp = &svc.waiters; NULL != *pp; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    pthread_cond_destroy(&w->cond);
+    if (0 == rc && 0 != w->err) {
+        rc = w->err;
+    }
+    if (0 == rc) {
+        *value_p = w->value;
+    } else if (-ETIMEDOUT == rc) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: coordination host rank %d did not answer within %lld ms",
+                            o->host, (long long) o->timeout_ms);
+    }
+    return rc;
+}
+
+static int request(coord_ofi_t *o, uint32_t kind, int slot, int64_t value, int64_t *old_p)
+{
+    if (NULL != o->hosted) {
+        if (slot < 0 || slot >= o->hosted->nslots) {
+            return -EINVAL;
+        }
+        *old_p = apply(&o->hosted->slot[slot], kind, value);
+        return 0;
+    }
+    waiter_t w;
+    waiter_add(&w);
+    coord_msg_t m = { .kind = kind, .service = o->id, .slot = slot, .from = o->rank,
+                      .ticket = w.ticket, .value = value };
+    int rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
+    return waiter_wait(o, &w, rc, old_p);
+}
+
+static int ofi_ordered_add(mca_common_sfio_coord_t *c, int slot, int64_t bytes, int64_t *start_p)
+{
+    coord_ofi_t *o = (coord_ofi_t *) c;
+    waiter_t w;
+    int rc = 0;
+    if (slot < 0 || slot >= o->nslots) {
+        return -EINVAL;
+    }
+    int32_t round = o->round++;
+    waiter_add(&w);
+    if (NULL != o->hosted) {
+        round_join(o->hosted, round, slot, o->rank, bytes, w.ticket);
+    } else {
+        coord_msg_t m = { .kind = MSG_ORDERED, .service = o->id, .slot = slot, .from = o->rank,
+                          .ticket = w.ticket, .value = bytes, .round = round };
+        rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
+    }
+    return waiter_wait(o, &w, rc, start_p);
+}
+
+static int ofi_fetch_add(mca_common_sfio_coord_t *c, int slot, int64_t delta, int64_t *old_p)
+{
+    return request((coord_ofi_t *) c, MSG_FETCH_ADD, slot, delta, old_p);
+}
+
+static int ofi_load(mca_common_sfio_coord_t *c, int slot, int64_t *value_p)
+{
+    return request((coord_ofi_t *) c, MSG_LOAD, slot, 0, value_p);
+}
+
+static int ofi_store(mca_common_sfio_coord_t *c, int slot, int64_t value)
+{
+    int64_t old = 0;
+    return request((coord_ofi_t *) c, MSG_STORE, slot, value, &old);
+}
+
+static void hosted_remove(hosted_t *h)
+{
+    if (NULL == h) {
+        return;
+    }
+    pthread_mutex_lock(&svc.lock);
+    for (hosted_t **pp = &svc.hosted; NULL != *pp; pp = &(*pp)->next) {
+        if (*pp == h) {
+            *pp = h->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    free(h->peer);
+    free(h->part);
+    free(h->part_ticket);
+    free(h);
+}
+
+static int ofi_close(mca_common_sfio_coord_t *c)
+{
+    coord_ofi_t *o = (coord_ofi_t *) c;
+    /* every rank's operations are done before the host forgets the service */
+    int err = 0;
+    int rc = mca_common_sfio_coord_agree(o->comm, &err);
+    hosted_remove(o->hosted);
+    free(o);
+    return rc;
+}
+
+static int ofi_host(const mca_common_sfio_coord_t *c)
+{
+    return ((const coord_ofi_t *) c)->host;
+}
+
+static const mca_common_sfio_coord_ops_t ofi_ops = {
+    .name = "ofi", .fetch_add = ofi_fetch_add, .load = ofi_load, .store = ofi_store,
+    .close = ofi_close, .host = ofi_host, .ordered_add = ofi_ordered_add,
+};
+
+/* ------------------------------------------------------------------ */
+/* open                                                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    uint32_t len;
+    char name[MCA_COMMON_SFIO_FABRIC_NAME_MAX];
+} addr_msg_t;
+
+/* The host rank: the services of a group in turn over its nodes; the
+ * seed is rank 0's count of the services it opened. */
+static int place_host(struct ompi_communicator_t *comm, const mca_common_sfio_coord_config_t *cfg,
+                      int *host_p)
+{
+    static _Atomic uint64_t opened;
+    uint64_t seed = atomic_fetch_add(&opened, 1);
+    const mca_common_sfio_place_topo_t *topo = NULL;
+    if (OMPI_SUCCESS != mca_common_sfio_coord_bcast(comm, &seed, sizeof(seed), 0)) {
+        return -EIO;
+    }
+    if (OMPI_SUCCESS != mca_common_sfio_topo_get(comm, NULL, mca_common_sfio_output, &topo)) {
+        *host_p = cfg->host >= 0 ? cfg->host % ompi_comm_size(comm) : 0;
+        return 0;
+    }
+    *host_p = mca_common_sfio_coordplan_host(topo->node, topo->n, topo->nnodes, seed, cfg->host);
+    return *host_p < 0 ? -EINVAL : 0;
+}
+
+int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
+                                   const mca_common_sfio_coord_config_t *cfg, int nslots,
+                                   int local_err, mca_common_sfio_coord_t **coord_p)
+{
+    int n = ompi_comm_size(comm), rank = ompi_comm_rank(comm), host = 0;
+    bool started = false;
+    int err = local_err;
+    /* every rank may become the host: each allocates the gather's buffer
+     * before the failures are agreed on */
+    addr_msg_t mine = { 0 }, *all = calloc((size_t) n, sizeof(*all));
+    coord_ofi_t *o = calloc(1, sizeof(*o));
+    why[0] = '\0';
+    if (0 == err && (NULL == all || NULL == o)) {
+        err = -ENOMEM;
+    }
+    if (0 == err) {
+        err = mca_common_sfio_fabric_start(cfg->provider, on_message, &started);
+        if (0 != err) {
+            snprintf(why, sizeof(why), "%s", mca_common_sfio_fabric_why());
+        }
+    }
+    if (started && 0 == rank) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: coordination fabric: %s",
+                            mca_common_sfio_fabric_describe());
+    }
+    /* every rank has an endpoint, or nobody goes on */
+    if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
+        err = -EIO;
+    }
+    if (0 == err) {
+        err = place_host(comm, cfg, &host);
+        if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
+            err = -EIO;
+        }
+    }
+    if (0 != err) {
+        free(all);
+        free(o);
+        return err;
+    }
+
+    /* addresses: every rank's to the host (replies), the host's to all */
+    size_t len = sizeof(mine.name);
+    hosted_t *h = NULL;
+    err = mca_common_sfio_fabric_name(mine.name, &len);
+    mine.len = (uint32_t) len;
+    int rc = comm->c_coll->coll_gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
+                                       host, comm, comm->c_coll->coll_gather_module);
+    if (OMPI_SUCCESS != rc && 0 == err) {
+        err = -EIO;
+    }
+    struct {
+        addr_msg_t addr;
+        uint32_t id;
+        int32_t err;
+    } hmsg = { .addr = mine };
+    if (rank == host && 0 == err) {
+        h = calloc(1, sizeof(*h) + (size_t) nslots * sizeof(h->slot[0]));
+        err = NULL == h ? -ENOMEM : 0;
+        if (0 == err) {
+            h->n = n;
+            h->rank = rank;
+            h->nslots = nslots;
+            h->peer = calloc((size_t) n, sizeof(*h->peer));
+            h->part = calloc((size_t) n, sizeof(*h->part));
+            h->part_ticket = calloc((size_t) n, sizeof(*h->part_ticket));
+            err = NULL == h->peer || NULL == h->part || NULL == h->part_ticket ? -ENOMEM : 0;
+        }
+        for (int r = 0; r < n && 0 == err; ++r) {
+            err = mca_common_sfio_fabric_peer(all[r].name, all[r].len, &h->peer[r]);
+        }
+        if (0 == err) {
+            pthread_mutex_lock(&svc.lock);
+            h->id = svc.next_id++;
+            h->next = svc.hosted;
+            svc.hosted = h;
+            pthread_mutex_unlock(&svc.lock);
+            hmsg.id = h->id;
+        } else if (NULL != h) {
+            free(h->peer);
+            free(h->part);
+            free(h->part_ticket);
+            free(h);
+            h = NULL;
+        }
+        hmsg.err = err;
+    }
+    free(all);
+    rc = mca_common_sfio_coord_bcast(comm, &hmsg, (int) sizeof(hmsg), host);
+    if (0 == err) {
+        err = OMPI_SUCCESS != rc ? -EIO : hmsg.err;
+    }
+    if (0 == err && rank != host) {
+        err = mca_common_sfio_fabric_peer(hmsg.addr.name, hmsg.addr.len, &o->host_peer);
+    }
+    if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
+        err = -EIO;
+    }
+    if (0 != err) {
+        hosted_remove(h);
+        free(o);
+        return err;
+    }
+    o->super.ops = &ofi_ops;
+    o->comm = comm;
+    o->rank = rank;
+    o->host = host;
+    o->nslots = nslots;
+    o->id = hmsg.id;
+    o->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 1;
+    o->hosted = h;
+    opal_output_verbose(10, mca_common_sfio_output,
+                        "sfio: coordination service %u hosted by rank %d of %d", o->id, host, n);
+    *coord_p = &o->super;
+    return 0;
+}

@@ -1,0 +1,475 @@
+/*
+ * sfio_fabric: the process's libfabric endpoint and progress thread (see
+ * header).
+ */
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "sfio_coordplan.h"
+#include "sfio_fabric.h"
+
+#define FABRIC_API FI_VERSION(1, 5)
+#define NRECV 64
+#define CQ_BATCH 16
+#define WAIT_MS 100   /* a blocking CQ read returns this often to see stop */
+
+/* A posted receive: the provider's context first (FI_CONTEXT mode). */
+typedef struct {
+    struct fi_context2 ctx;
+    char buf[MCA_COMMON_SFIO_FABRIC_MSG_MAX];
+} recv_slot_t;
+
+typedef struct {
+    size_t len;
+    char name[MCA_COMMON_SFIO_FABRIC_NAME_MAX];
+    fi_addr_t addr;
+} peer_t;
+
+static struct {
+    pthread_mutex_t lock;   /* start, stop, the peer table */
+    int state;              /* 0: not started, 1: running, < 0: the failed start's errno */
+    char why[256];
+    char describe[256];
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    bool cq_waits;          /* fi_cq_sread works: the thread sleeps in it */
+    pthread_t thread;
+    atomic_bool stop;
+    recv_slot_t *recvs;
+    char name[MCA_COMMON_SFIO_FABRIC_NAME_MAX];
+    size_t namelen;
+    peer_t *peers;
+    size_t npeers, peers_cap;
+    mca_common_sfio_fabric_handler_t handler;
+} fab = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+const char *mca_common_sfio_fabric_why(void)
+{
+    return fab.why;
+}
+
+const char *mca_common_sfio_fabric_describe(void)
+{
+    return fab.describe;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pause_us(long us)
+{
+    struct timespec ts = { 0, us * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+static int post_recv(recv_slot_t *r)
+{
+    for (;;) {
+        ssize_t rc = fi_recv(fab.ep, r->buf, sizeof(r->buf), NULL, FI_ADDR_UNSPEC, &r->ctx);
+        if (-FI_EAGAIN != rc) {
+            return 0 == rc ? 0 : -EIO;
+        }
+        (void) fi_cq_read(fab.cq, NULL, 0);   /* progress */
+    }
+}
+
+static void on_completion(const struct fi_cq_msg_entry *e)
+{
+    if (!(e->flags & FI_RECV) || NULL == e->op_context) {
+        return;
+    }
+    recv_slot_t *r = (recv_slot_t *) e->op_context;
+    fab.handler(r->buf, e->len);
+    (void) post_recv(r);
+}
+
+static void on_error(void)
+{
+    struct fi_cq_err_entry err;
+    memset(&err, 0, sizeof(err));
+    if (fi_cq_readerr(fab.cq, &err, 0) <= 0) {
+        return;
+    }
+    /* a receive that failed (truncated, ...) is posted again; a canceled
+     * one (endpoint closing) is not */
+    if ((err.flags & FI_RECV) && NULL != err.op_context && FI_ECANCELED != err.err &&
+        !atomic_load(&fab.stop)) {
+        (void) post_recv((recv_slot_t *) err.op_context);
+    }
+}
+
+static void *progress_main(void *arg)
+{
+    (void) arg;
+    struct fi_cq_msg_entry e[CQ_BATCH];
+    long idle_us = 1;
+#ifdef __linux__
+    (void) pthread_setname_np(pthread_self(), "sfio-fabric");
+#endif
+    while (!atomic_load(&fab.stop)) {
+        ssize_t n = fab.cq_waits ? fi_cq_sread(fab.cq, e, CQ_BATCH, NULL, WAIT_MS)
+                                 : fi_cq_read(fab.cq, e, CQ_BATCH);
+        if (n > 0) {
+            for (ssize_t i = 0; i < n; ++i) {
+                on_completion(&e[i]);
+            }
+            idle_us = 1;
+        } else if (-FI_EAVAIL == n) {
+            on_error();
+        } else if (!fab.cq_waits) {
+            /* polling provider: back off while idle, up to 1 ms */
+            pause_us(idle_us);
+            idle_us = idle_us < 1000 ? 2 * idle_us : 1000;
+        }
+    }
+    return NULL;
+}
+
+/* Closes whatever is open; fab.lock held. */
+static void teardown(void)
+{
+    if (NULL != fab.ep) {
+        fi_close(&fab.ep->fid);
+    }
+    if (NULL != fab.av) {
+        fi_close(&fab.av->fid);
+    }
+    if (NULL != fab.cq) {
+        fi_close(&fab.cq->fid);
+    }
+    if (NULL != fab.domain) {
+        fi_close(&fab.domain->fid);
+    }
+    if (NULL != fab.fabric) {
+        fi_close(&fab.fabric->fid);
+    }
+    if (NULL != fab.info) {
+        fi_freeinfo(fab.info);
+    }
+    free(fab.recvs);
+    free(fab.peers);
+    fab.ep = NULL;
+    fab.av = NULL;
+    fab.cq = NULL;
+    fab.domain = NULL;
+    fab.fabric = NULL;
+    fab.info = NULL;
+    fab.recvs = NULL;
+    fab.peers = NULL;
+    fab.npeers = fab.peers_cap = 0;
+}
+
+static struct fi_info *hints_new(uint64_t caps)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (NULL == h) {
+        return NULL;
+    }
+    h->caps = caps;
+    h->mode = FI_CONTEXT | FI_CONTEXT2;
+    h->ep_attr->type = FI_EP_RDM;
+    h->domain_attr->threading = FI_THREAD_SAFE;
+    /* no FI_MR_LOCAL: the receive buffers are not registered */
+    h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    return h;
+}
+
+/* Chooses the entry of the RDM list (sfio_coordplan) and copies it. */
+static int choose(const char *want, struct fi_info **info_p)
+{
+    struct fi_info *h = hints_new(FI_MSG), *list = NULL, *atomic_list = NULL;
+    int rc = NULL == h ? -FI_ENOMEM : fi_getinfo(FABRIC_API, NULL, NULL, 0, h, &list);
+    if (0 != rc) {
+        snprintf(fab.why, sizeof(fab.why), "fi_getinfo found no reliable datagram provider: %s",
+                 fi_strerror(-rc));
+        fi_freeinfo(h);
+        return -ENODEV;
+    }
+    h->caps = FI_MSG | FI_ATOMIC;
+    if (0 != fi_getinfo(FABRIC_API, NULL, NULL, 0, h, &atomic_list)) {
+        atomic_list = NULL;
+    }
+    fi_freeinfo(h);
+    int n = 0;
+    for (struct fi_info *i = list; NULL != i; i = i->next) {
+        ++n;
+    }
+    mca_common_sfio_coordplan_prov_t *provs = calloc((size_t) n, sizeof(*provs));
+    if (NULL == provs) {
+        fi_freeinfo(list);
+        fi_freeinfo(atomic_list);
+        return -ENOMEM;
+    }
+    int k = 0;
+    for (struct fi_info *i = list; NULL != i; i = i->next, ++k) {
+        provs[k].name = i->fabric_attr->prov_name;
+        for (struct fi_info *a = atomic_list; NULL != a && !provs[k].atomics; a = a->next) {
+            provs[k].atomics = 0 == strcmp(a->fabric_attr->prov_name, provs[k].name);
+        }
+    }
+    int pick = -1;
+    rc = mca_common_sfio_coordplan_provider(provs, n, want, false, &pick);
+    free(provs);
+    fi_freeinfo(atomic_list);
+    if (0 != rc) {
+        if ('\0' == want[0] || 0 == strcmp(want, "auto")) {
+            snprintf(fab.why, sizeof(fab.why), "no provider among fi_getinfo's reaches other nodes");
+        } else {
+            snprintf(fab.why, sizeof(fab.why), -EXDEV == rc ? "provider '%s' reaches one node only"
+                                                            : "no provider '%s' among fi_getinfo's",
+                     want);
+        }
+        fi_freeinfo(list);
+        return rc;
+    }
+    struct fi_info *i = list;
+    for (int j = 0; j < pick; ++j) {
+        i = i->next;
+    }
+    *info_p = fi_dupinfo(i);
+    fi_freeinfo(list);
+    return NULL == *info_p ? -ENOMEM : 0;
+}
+
+/* fab.lock held. */
+static int start_locked(const char *want)
+{
+    struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG, .size = 4 * NRECV,
+                                  .wait_obj = FI_WAIT_UNSPEC };
+    struct fi_av_attr av_attr = { .type = FI_AV_UNSPEC };
+    const char *step = "fi_fabric";
+    int rc = choose(want, &fab.info);
+    if (0 != rc) {
+        return rc;
+    }
+    if (fab.info->tx_attr->inject_size < MCA_COMMON_SFIO_FABRIC_MSG_MAX) {
+        snprintf(fab.why, sizeof(fab.why), "provider %s injects only %zu bytes",
+                 fab.info->fabric_attr->prov_name, fab.info->tx_attr->inject_size);
+        return -ENOTSUP;
+    }
+    rc = fi_fabric(fab.info->fabric_attr, &fab.fabric, NULL);
+    if (0 == rc) {
+        step = "fi_domain";
+        rc = fi_domain(fab.fabric, fab.info, &fab.domain, NULL);
+    }
+    if (0 == rc) {
+        step = "fi_cq_open";
+        fab.cq_waits = true;
+        rc = fi_cq_open(fab.domain, &cq_attr, &fab.cq, NULL);
+        if (0 != rc) {
+            /* no wait object: the thread polls */
+            cq_attr.wait_obj = FI_WAIT_NONE;
+            fab.cq_waits = false;
+            rc = fi_cq_open(fab.domain, &cq_attr, &fab.cq, NULL);
+        }
+    }
+    if (0 == rc) {
+        step = "fi_av_open";
+        rc = fi_av_open(fab.domain, &av_attr, &fab.av, NULL);
+    }
+    if (0 == rc) {
+        step = "fi_endpoint";
+        rc = fi_endpoint(fab.domain, fab.info, &fab.ep, NULL);
+    }
+    if (0 == rc) {
+        step = "fi_ep_bind";
+        rc = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+    }
+    if (0 == rc) {
+        rc = fi_ep_bind(fab.ep, &fab.av->fid, 0);
+    }
+    if (0 == rc) {
+        step = "fi_enable";
+        rc = fi_enable(fab.ep);
+    }
+    if (0 == rc) {
+        step = "fi_getname";
+        fab.namelen = sizeof(fab.name);
+        rc = fi_getname(&fab.ep->fid, fab.name, &fab.namelen);
+    }
+    if (0 != rc) {
+        snprintf(fab.why, sizeof(fab.why), "%s on provider %s failed: %s", step,
+                 fab.info->fabric_attr->prov_name, fi_strerror(-rc));
+        return -EIO;
+    }
+    fab.recvs = calloc(NRECV, sizeof(*fab.recvs));
+    if (NULL == fab.recvs) {
+        return -ENOMEM;
+    }
+    for (int i = 0; i < NRECV; ++i) {
+        if (0 != post_recv(&fab.recvs[i])) {
+            snprintf(fab.why, sizeof(fab.why), "fi_recv on provider %s failed",
+                     fab.info->fabric_attr->prov_name);
+            return -EIO;
+        }
+    }
+    /* a CQ with a wait object that cannot wait (the provider says so at
+     * the first sread) is polled instead */
+    if (fab.cq_waits) {
+        struct fi_cq_msg_entry e;
+        ssize_t n = fi_cq_sread(fab.cq, &e, 1, NULL, 0);
+        if (-FI_ENOSYS == n || -FI_EOPNOTSUPP == n || -FI_ENODATA == n) {
+            fab.cq_waits = false;
+        }
+    }
+    atomic_store(&fab.stop, false);
+    if (0 != pthread_create(&fab.thread, NULL, progress_main, NULL)) {
+        snprintf(fab.why, sizeof(fab.why), "no progress thread");
+        return -EAGAIN;
+    }
+    snprintf(fab.describe, sizeof(fab.describe),
+             "provider %s (fabric %s, domain %s), progress thread %s", 
+             fab.info->fabric_attr->prov_name, fab.info->fabric_attr->name,
+             fab.info->domain_attr->name,
+             fab.cq_waits ? "waiting in the completion queue" : "polling");
+    return 0;
+}
+
+static void stop_at_exit(void)
+{
+    mca_common_sfio_fabric_stop();
+}
+
+int mca_common_sfio_fabric_start(const char *want, mca_common_sfio_fabric_handler_t handler,
+                                 bool *started_p)
+{
+    static bool atexit_done = false;
+    bool started = false;
+    pthread_mutex_lock(&fab.lock);
+    if (0 == fab.state) {
+        fab.why[0] = '\0';
+        fab.handler = handler;
+        int rc = start_locked(NULL == want ? "" : want);
+        if (0 != rc) {
+            teardown();
+        } else if (!atexit_done) {
+            atexit_done = true;
+            (void) atexit(stop_at_exit);
+        }
+        fab.state = 0 == rc ? 1 : rc;
+        started = 0 == rc;
+    }
+    int state = fab.state;
+    pthread_mutex_unlock(&fab.lock);
+    if (NULL != started_p) {
+        *started_p = started;
+    }
+    return 1 == state ? 0 : state;
+}
+
+void mca_common_sfio_fabric_stop(void)
+{
+    pthread_mutex_lock(&fab.lock);
+    if (1 == fab.state) {
+        atomic_store(&fab.stop, true);
+        if (fab.cq_waits) {
+            (void) fi_cq_signal(fab.cq);
+        }
+        pthread_join(fab.thread, NULL);
+        teardown();
+        fab.describe[0] = '\0';
+    }
+    fab.state = 0;   /* a later open may start it again */
+    pthread_mutex_unlock(&fab.lock);
+}
+
+int mca_common_sfio_fabric_name(void *name, size_t *len_p)
+{
+    if (1 != fab.state) {
+        return -ENOTCONN;
+    }
+    memcpy(name, fab.name, fab.namelen);
+    *len_p = fab.namelen;
+    return 0;
+}
+
+int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p)
+{
+    int rc = 0;
+    if (len > MCA_COMMON_SFIO_FABRIC_NAME_MAX) {
+        return -EINVAL;
+    }
+    pthread_mutex_lock(&fab.lock);
+    if (1 != fab.state) {
+        pthread_mutex_unlock(&fab.lock);
+        return -ENOTCONN;
+    }
+    for (size_t i = 0; i < fab.npeers; ++i) {
+        if (fab.peers[i].len == len && 0 == memcmp(fab.peers[i].name, name, len)) {
+            *peer_p = (uint64_t) fab.peers[i].addr;
+            pthread_mutex_unlock(&fab.lock);
+            return 0;
+        }
+    }
+    if (fab.npeers == fab.peers_cap) {
+        size_t cap = 0 == fab.peers_cap ? 16 : 2 * fab.peers_cap;
+        peer_t *p = realloc(fab.peers, cap * sizeof(*p));
+        if (NULL == p) {
+            pthread_mutex_unlock(&fab.lock);
+            return -ENOMEM;
+        }
+        fab.peers = p;
+        fab.peers_cap = cap;
+    }
+    peer_t *p = &fab.peers[fab.npeers];
+    if (1 != fi_av_insert(fab.av, name, 1, &p->addr, 0, NULL)) {
+        rc = -EIO;
+    } else {
+        p->len = len;
+        memcpy(p->name, name, len);
+        ++fab.npeers;
+        *peer_p = (uint64_t) p->addr;
+    }
+    pthread_mutex_unlock(&fab.lock);
+    return rc;
+}
+
+int mca_common_sfio_fabric_send(uint64_t peer, const void *msg, size_t len, int64_t timeout_ms)
+{
+    int64_t deadline = -1;
+    if (len > MCA_COMMON_SFIO_FABRIC_MSG_MAX) {
+        return -EINVAL;
+    }
+    for (;;) {
+        ssize_t rc = fi_inject(fab.ep, msg, len, (fi_addr_t) peer);
+        if (0 == rc) {
+            return 0;
+        }
+        if (-FI_EAGAIN != rc) {
+            return -EIO;
+        }
+        if (deadline < 0) {
+            deadline = now_ms() + timeout_ms;
+        } else if (now_ms() > deadline) {
+            return -ETIMEDOUT;
+        }
+        /* the provider needs progress (connection set-up, flow control):
+         * the progress thread makes it; on that thread, make it here */
+        if (pthread_equal(pthread_self(), fab.thread)) {
+            (void) fi_cq_read(fab.cq, NULL, 0);
+        } else {
+            pause_us(10);
+        }
+    }
+}
