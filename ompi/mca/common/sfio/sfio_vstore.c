@@ -97,18 +97,13 @@ int sfio_vstore_recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n)
     return 0;
 }
 
-/* Closes the cached descriptors of other ranks' data and record logs
- * (reopened on use). */
+/* Closes the cached descriptors of other ranks' logs (reopened on use). */
 static void drop_reader_fds(mca_common_sfio_vstore_t *s)
 {
     for (int r = 0; r < s->nranks; ++r) {
         if (s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
             close(s->log_fds[r]);
             s->log_fds[r] = -1;
-        }
-        if (s->rec_fds[r] >= 0 && s->rec_fds[r] != s->rec_fd) {
-            close(s->rec_fds[r]);
-            s->rec_fds[r] = -1;
         }
     }
 }
@@ -186,27 +181,16 @@ int sfio_vstore_open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int
     return rc;
 }
 
-/* The cached reader of rank's file of kind, opened on first use. */
-static int reader_fd(mca_common_sfio_vstore_t *s, int *cache, const char *kind, int rank)
+int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank)
 {
-    if (cache[rank] < 0) {
-        int fd = sfio_vstore_open_in_store(s, kind, rank, O_RDONLY);
+    if (s->log_fds[rank] < 0) {
+        int fd = sfio_vstore_open_in_store(s, "log", rank, O_RDONLY);
         if (fd < 0) {
             return fd;
         }
-        cache[rank] = fd;
+        s->log_fds[rank] = fd;
     }
-    return cache[rank];
-}
-
-int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank)
-{
-    return reader_fd(s, s->log_fds, "log", rank);
-}
-
-int sfio_vstore_rec_fd_of(mca_common_sfio_vstore_t *s, int rank)
-{
-    return reader_fd(s, s->rec_fds, "rec", rank);
+    return s->log_fds[rank];
 }
 
 /* ------------------------------------------------------------------ */
@@ -279,14 +263,22 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
             continue;
         }
         size_t len = (size_t) (tail - cursor[r]);
-        int fd = sfio_vstore_rec_fd_of(s, r);
-        if (fd < 0) {
-            rc = fd;
-            break;
+        int fd = s->rec_fd;
+        int tmpfd = -1;
+        if (r != s->rank) {
+            tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
+            if (tmpfd < 0) {
+                rc = tmpfd;
+                break;
+            }
+            fd = tmpfd;
         }
         bufs[r] = malloc(len);
         ssize_t got = bufs[r] ? mca_common_sfio_posix_pread_full(fd, bufs[r], len, cursor[r])
                               : -ENOMEM;
+        if (tmpfd >= 0) {
+            close(tmpfd);
+        }
         if (got < 0 || (size_t) got != len) {
             rc = got < 0 ? (int) got : -EIO;
             break;
@@ -412,7 +404,7 @@ int sfio_vstore_ensure_logs(mca_common_sfio_vstore_t *s)
         return rfd;
     }
     s->log_fd = s->log_fds[s->rank] = lfd;
-    s->rec_fd = s->rec_fds[s->rank] = rfd;
+    s->rec_fd = rfd;
     return 0;
 }
 

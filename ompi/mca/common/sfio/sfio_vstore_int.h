@@ -157,7 +157,6 @@ struct mca_common_sfio_vstore_t {
     size_t coord_size;
     int log_fd, rec_fd;
     int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
-    int *rec_fds;                /* per rank, opened on first use; [rank] = rec_fd */
     uint64_t log_tail, rec_tail;
     /* A copy of this rank's log [logcopy_base, + logcopy_len), kept until the fold
      * (at most fold.cache_max bytes), so the fold writes back from memory
@@ -235,11 +234,6 @@ void sfio_vstore_stores_remove(mca_common_sfio_vstore_t *s);
 int sfio_vstore_open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int rank, int flags);
 
 int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank);
-
-/* Rank's record log, opened for reading on first use and kept (compaction
- * punches holes, never replaces the file); out of descriptors, cached
- * readers are given back (sfio_vstore_open_in_store). */
-int sfio_vstore_rec_fd_of(mca_common_sfio_vstore_t *s, int rank);
 
 /* A collective point: every write of the group has returned, so the flat
  * file's size bounds every byte written so far. */

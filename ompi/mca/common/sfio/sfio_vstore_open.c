@@ -132,12 +132,11 @@ static void store_free(mca_common_sfio_vstore_t *s)
     free(s->side_dir);
     free(s->side_prefix);
     free(s->logcopy);
-    for (int r = 0; r < s->nranks; ++r) {
-        if (s->log_fds && s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
-            close(s->log_fds[r]);
-        }
-        if (s->rec_fds && s->rec_fds[r] >= 0 && s->rec_fds[r] != s->rec_fd) {
-            close(s->rec_fds[r]);
+    if (s->log_fds) {
+        for (int r = 0; r < s->nranks; ++r) {
+            if (s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
+                close(s->log_fds[r]);
+            }
         }
     }
     if (s->log_fd >= 0) close(s->log_fd);
@@ -147,7 +146,6 @@ static void store_free(mca_common_sfio_vstore_t *s)
     mca_common_sfio_vindex_destroy(&s->index);
     pthread_mutex_destroy(&s->lock);
     free(s->log_fds);
-    free(s->rec_fds);
     free(s->rec_cursor);
     free(s->recbuf);
     free(s->dir);
@@ -197,13 +195,11 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         pthread_mutex_init(&s->lock, NULL);
         mca_common_sfio_vindex_init(&s->index, NULL);
         s->log_fds = malloc((size_t) coll->size * sizeof(int));
-        s->rec_fds = malloc((size_t) coll->size * sizeof(int));
         s->rec_cursor = calloc((size_t) coll->size, sizeof(uint64_t));
-        for (int r = 0; r < coll->size; ++r) {   /* store_free closes what is >= 0 */
-            if (s->log_fds) s->log_fds[r] = -1;
-            if (s->rec_fds) s->rec_fds[r] = -1;
+        for (int r = 0; s->log_fds && r < coll->size; ++r) {
+            s->log_fds[r] = -1;   /* store_free closes what is >= 0 */
         }
-        if (!s->log_fds || !s->rec_fds || !s->rec_cursor) {
+        if (!s->log_fds || !s->rec_cursor) {
             rc = -ENOMEM;
         }
         if ((unsigned) coll->size > MCA_COMMON_SFIO_VINDEX_MAX_RANKS) {
