@@ -10,6 +10,9 @@
 #   .ci/trixie.sh test [-- ARGS]     the README's test command (./quickstart.sh test)
 #                                    on a copy of the checkout, fresh build dir
 #   .ci/trixie.sh build              build the suite in the root (incremental)
+#   .ci/trixie.sh intree [-- MODES]  .ci/intree.sh on a copy of the checkout: Open
+#                                    MPI 5.0 built with the suite in it (shared,
+#                                    static), tested; cached in the root
 #   .ci/trixie.sh bench -- ARGS      build, then bench/sfio-bench ARGS against
 #                                    Open MPI 5.0 with the suite's components
 #   .ci/trixie.sh clean              remove the cached root
@@ -442,6 +445,16 @@ cmd_test() { # the README test command inside the root, on a fresh build dir
   cmd_run /bin/bash -c 'cd "$0" && exec ./quickstart.sh test "$@"' "$WORK/src" "$@"
 }
 
+cmd_intree() { # the in-tree lane (.ci/intree.sh) on a copy of the checkout
+  local v
+  cmd_setup
+  stage_src
+  for v in SFIO_INTREE_TEST_FLAGS SFIO_OMPI_WORK; do
+    if [ -n "${!v+x}" ]; then pass_env "$v=${!v}"; fi
+  done
+  cmd_run /bin/bash -c 'cd "$0" && exec .ci/intree.sh "$@"' "$WORK/src" "$@"
+}
+
 cmd_build() {
   cmd_setup
   stage_src
@@ -523,6 +536,9 @@ case "$cmd" in
     [ "${1:-}" = -- ] && shift
     cmd_test "$@" ;;
   build) cmd_build ;;
+  intree)
+    [ "${1:-}" = -- ] && shift
+    cmd_intree "$@" ;;
   where) # host paths: root, work (dir inside the root), build (test's build dir)
     case "${1:-}" in
       root) echo "$ROOT" ;; work) echo "$ROOT$WORK" ;; build) echo "$ROOT$WORK/ci-build" ;;
