@@ -67,6 +67,21 @@ for mode in $modes; do
         prefix=$("$src/tools/build-ompi-with-suite.sh" $flag --print-prefix)
         tests=$(dirname "$prefix")/suite-tests
         ompi_info_checks "$prefix"
+        # Debian trixie's prterun (the system PRRTE this Open MPI 5.0
+        # uses) hands every rank OMPI_MCA_mca_base_component_path=<PMIx's
+        # plugin directory>, hiding the prefix's own component directory
+        # from the ranks (ompi_info, not launched by prterun, sees it).
+        # Until that is solved, name the prefix's directory, and say so.
+        unset OMPI_MCA_mca_base_component_path
+        rank_path=$("$prefix/bin/mpirun" -np 1 printenv OMPI_MCA_mca_base_component_path 2>/dev/null)
+        if [ -n "$rank_path" ] && compgen -G "$prefix/lib/openmpi/mca_*.so" >/dev/null; then
+            case ":$rank_path:" in
+            *":$prefix/lib/openmpi:"*) ;;
+            *)  echo "# note: mpirun gives ranks component path $rank_path;" \
+                     "using $prefix/lib/openmpi (Debian PRRTE workaround)"
+                export OMPI_MCA_mca_base_component_path=$prefix/lib/openmpi ;;
+            esac
+        fi
         echo "== intree $mode: test/mpi and test/atomic against $prefix"
         rm -rf "$tests" && mkdir -p "$tests"
         regen_configure &&
