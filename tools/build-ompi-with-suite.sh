@@ -160,7 +160,14 @@ case "$major.$minor" in
     ;;
 esac
 if [ "$mode" = static ]; then
-    config+=(--enable-mca-static=fs-versioned,fbtl-versioned,fcoll-adaptive,sharedfp-fetchadd)
+    static=fs-versioned,fbtl-versioned,fcoll-adaptive,sharedfp-fetchadd
+    # 4.1 builds OMPIO's common code as a DSO (libmca_common_ompio) that
+    # the suite calls: linked into libmpi, the suite would need a library
+    # that needs libmpi (ld: undefined mca_common_ompio_*).  So OMPIO
+    # goes static with it: common/ompio and its frameworks, so that no
+    # DSO links a copy of the static common/ompio (5.0 has all static).
+    [ "$major" = 4 ] && static=$static,common-ompio,io,fs,fbtl,fcoll,sharedfp
+    config+=(--enable-mca-static="$static")
 else
     # 5.0 builds components into libmpi by default; ask for DSOs (4.1's default).
     config+=(--enable-mca-dso=fs-versioned,fbtl-versioned,fcoll-adaptive,sharedfp-fetchadd)
