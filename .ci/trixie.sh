@@ -10,6 +10,9 @@
 #   .ci/trixie.sh test [-- ARGS]     the README's test command (./quickstart.sh test)
 #                                    on a copy of the checkout, fresh build dir
 #   .ci/trixie.sh build              build the suite in the root (incremental)
+#   .ci/trixie.sh intree [-- MODES]  .ci/intree.sh on a copy of the checkout: Open
+#                                    MPI 5.0 built with the suite in it (shared,
+#                                    static), tested; cached in the root
 #   .ci/trixie.sh bench -- ARGS      build, then bench/sfio-bench ARGS against
 #                                    Open MPI 5.0 with the suite's components
 #   .ci/trixie.sh clean              remove the cached root
@@ -26,9 +29,10 @@
 #                       ci-build/ (test, emptied first) the build trees
 #
 # Needs root (debootstrap, chroot, mount).  No TTY needed.  Idempotent: a root
-# is complete only when its stamp file matches the package set below; an
-# incomplete/stale root is deleted and rebuilt (built in "$ROOT.partial",
-# renamed into place only when finished).  "run" performs all mounts in a
+# is complete only when its stamp file matches the package set below; a
+# root that only lacks packages added to the set gets them installed in
+# place; any other incomplete/stale root is deleted and rebuilt (built in
+# "$ROOT.partial", renamed into place only when finished).  "run" performs all mounts in a
 # private mount namespace (unshare -m) when available, and also unmounts them
 # from an EXIT trap, so nothing leaks onto the host even on failure.
 set -euo pipefail
@@ -45,11 +49,15 @@ SRC=${SFIO_SRC:-$(cd "$HERE/.." && pwd)}
 # list), plus what this script itself needs inside the root.
 PACKAGES="$(sed -n '/^packages="/,/"/p' "$HERE/../quickstart.sh" | sed 's/^packages=//; s/"//g' | tr -s ' \n' ' ')"
 [ -n "${PACKAGES// /}" ] || { echo "[trixie] ERROR: no package list in quickstart.sh" >&2; exit 1; }
-PACKAGES="$PACKAGES ca-certificates file"
+# Building Open MPI with the suite (tools/build-ompi-with-suite.sh, the
+# in-tree CI lane) also needs apt-get source (dpkg-dev), autogen.pl's
+# tools (perl is in the base system, flex), ccache and libevent's headers.
+PACKAGES="$PACKAGES ca-certificates file dpkg-dev flex ccache libevent-dev"
 # Bump STAMP_VERSION when the way the root is prepared changes.
 STAMP_VERSION=5
 STAMP_FILE=.sfio-trixie-complete
-STAMP_CONTENT="v$STAMP_VERSION suite=$SUITE pkgs=$(echo $PACKAGES)"
+STAMP_HEAD="v$STAMP_VERSION suite=$SUITE"
+STAMP_CONTENT="$STAMP_HEAD pkgs=$(echo $PACKAGES)"
 
 # Environment used for every command run inside the root.  Verified with
 # Open MPI 5.0.7 / PRRTE 3.0.8 (trixie):
@@ -160,6 +168,34 @@ in_root() { # in_root ROOT cmd...  (mounts must already be in place)
 root_complete() {
   [ -f "$ROOT/$STAMP_FILE" ] && [ "$(cat "$ROOT/$STAMP_FILE")" = "$STAMP_CONTENT" ] \
     && [ -x "$ROOT/usr/bin/mpicc" ]
+}
+
+# root_missing_packages: when the root was prepared the same way but with
+# fewer packages, print the ones to add (nothing and status 0 when none
+# is missing); status 1 when the root must be rebuilt.  A package added
+# to the list is then installed in place instead of rebuilding the root.
+root_missing_packages() {
+  local stamp p missing=
+  [ -f "$ROOT/$STAMP_FILE" ] && [ -x "$ROOT/usr/bin/mpicc" ] || return 1
+  stamp=$(cat "$ROOT/$STAMP_FILE")
+  case "$stamp" in "$STAMP_HEAD pkgs="*) ;; *) return 1 ;; esac
+  for p in $PACKAGES; do
+    case " ${stamp#*pkgs=} " in *" $p "*) ;; *) missing="$missing $p" ;; esac
+  done
+  echo $missing
+}
+
+add_packages() { # add_packages PKG...: install into the complete root, restamp
+  log "adding packages to $ROOT: $*"
+  trap 'umount_all' EXIT
+  copy_resolv "$ROOT"
+  mount_api "$ROOT"
+  in_root "$ROOT" apt-get update -q
+  in_root "$ROOT" apt-get install -y -q "$@"
+  in_root "$ROOT" apt-get clean
+  umount_all
+  trap - EXIT
+  echo "$STAMP_CONTENT" > "$ROOT/$STAMP_FILE"
 }
 
 ensure_debootstrap() {
@@ -280,8 +316,11 @@ cmd_setup() {
   # Serialize concurrent setups on the same root.
   exec 9>"$ROOT.lock"
   flock 9
+  local missing
   if root_complete; then
     log "reusing cached root $ROOT"
+  elif missing=$(root_missing_packages); then
+    add_packages $missing
   else
     [ -e "$ROOT" ] && log "root $ROOT incomplete or stale: rebuilding"
     build_root
@@ -406,6 +445,16 @@ cmd_test() { # the README test command inside the root, on a fresh build dir
   cmd_run /bin/bash -c 'cd "$0" && exec ./quickstart.sh test "$@"' "$WORK/src" "$@"
 }
 
+cmd_intree() { # the in-tree lane (.ci/intree.sh) on a copy of the checkout
+  local v
+  cmd_setup
+  stage_src
+  for v in SFIO_INTREE_TEST_FLAGS SFIO_OMPI_WORK; do
+    if [ -n "${!v+x}" ]; then pass_env "$v=${!v}"; fi
+  done
+  cmd_run /bin/bash -c 'cd "$0" && exec .ci/intree.sh "$@"' "$WORK/src" "$@"
+}
+
 cmd_build() {
   cmd_setup
   stage_src
@@ -487,6 +536,9 @@ case "$cmd" in
     [ "${1:-}" = -- ] && shift
     cmd_test "$@" ;;
   build) cmd_build ;;
+  intree)
+    [ "${1:-}" = -- ] && shift
+    cmd_intree "$@" ;;
   where) # host paths: root, work (dir inside the root), build (test's build dir)
     case "${1:-}" in
       root) echo "$ROOT" ;; work) echo "$ROOT$WORK" ;; build) echo "$ROOT$WORK/ci-build" ;;
@@ -498,5 +550,5 @@ case "$cmd" in
   clean)
     umount_below "$ROOT.partial"; umount_below "$ROOT"
     rm -rf "$ROOT.partial" "$ROOT" "$ROOT.lock"; log "removed $ROOT" ;;
-  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

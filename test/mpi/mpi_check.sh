@@ -5,7 +5,8 @@
 # each is one run_mpi_tests.sh (or crash_sharedfp.sh) invocation whose
 # "ok"/"not ok" lines pass through; the plan comes last.
 #
-# Environment (set by Makefile.am): SFIO_COMPONENT_PATH, SFIO_MPI_STACK
+# Environment (set by Makefile.am): SFIO_COMPONENT_PATH (empty: Open MPI
+# has the suite built in), SFIO_MPI_STACK
 # (suite|stock|..., default suite), SFIO_MPI_TEST_FLAGS (extra runner
 # arguments for the steps marked "user"), SFIO_MPI_BINDIR (the programs).
 set -u
@@ -18,7 +19,11 @@ eval "user_flags=(${SFIO_MPI_TEST_FLAGS:-})"
 . "$here/../sfio_tap.sh"
 
 have_fetchadd() {
-    [ -e "${SFIO_COMPONENT_PATH:-/nonexistent}/mca_sharedfp_fetchadd.so" ]
+    if [ -n "${SFIO_COMPONENT_PATH:-}" ]; then
+        [ -e "$SFIO_COMPONENT_PATH/mca_sharedfp_fetchadd.so" ]
+    else   # the suite built into Open MPI
+        ompi_info 2>/dev/null | grep -q "MCA sharedfp: fetchadd"
+    fi
 }
 
 mapfile -t steps < <(sfio_mpi_check_steps)
