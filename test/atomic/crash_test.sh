@@ -136,12 +136,21 @@ for i in $(seq 1 "$runs"); do
     fi
     wait $mpipid 2>/dev/null
     # rank processes of this run (by their recorded pids) must be gone
-    for _ in $(seq 1 50); do
+    # before the verify: one still exiting holds the store's liveness lock,
+    # and recovery rightly leaves a live store alone (a loaded machine can
+    # take seconds to end them)
+    for _ in $(seq 1 300); do
         alive=0
-        for f in "$wd"/pid.*; do [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
+        for f in "$wd"/pid.*; do
+            [ -s "$f" ] || continue
+            # a zombie has released its descriptors (and locks): gone
+            st=$(awk '{ print $3 }' "/proc/$(cat "$f")/stat" 2>/dev/null)
+            [ -n "$st" ] && [ "$st" != Z ] && alive=1
+        done
         [ $alive = 0 ] && break
         sleep 0.1
     done
+    [ $alive = 0 ] || why="${why:+$why; }rank processes still alive 30 s after the abort"
     ino=$(stat -c %i "$wd/data" 2>/dev/null | awk '{ printf "%x", $1 }')
     if [ -n "$sd" ]; then
         nsc=$(ls -d "$sd"/sfio-store-"$(id -u)"/.sfio-store."$ino".* 2>/dev/null | wc -l)
