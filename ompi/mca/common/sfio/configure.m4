@@ -31,7 +31,7 @@ AC_DEFUN([MCA_ompi_common_sfio_COMPILE_MODE], [
 # MCA_ompi_common_sfio_CONFIG([action-if-can-compile], [action-if-cant])
 # The engine needs hwloc's header (sfio_topo.c calls hwloc directly; the
 # symbols come from the hwloc that Open MPI links), C11 atomics and
-# libfabric.  The
+# libfabric's headers.  The
 # components build only when the engine does (common is configured
 # first: they test ompi_common_sfio_happy).
 AC_DEFUN([MCA_ompi_common_sfio_CONFIG],[
@@ -40,10 +40,8 @@ AC_DEFUN([MCA_ompi_common_sfio_CONFIG],[
     AM_CONDITIONAL([SFIO_OUT_OF_TREE], [false])
     ompi_common_sfio_happy=yes
     AC_CHECK_HEADERS([hwloc.h stdatomic.h], [], [ompi_common_sfio_happy=no])
-    # libfabric: the coordination service across nodes (sfio_fabric.c)
+    # libfabric's headers: the coordination service across nodes
+    # (sfio_fabric.c loads the library itself when a file spans nodes)
     AC_CHECK_HEADERS([rdma/fabric.h], [], [ompi_common_sfio_happy=no])
-    AC_CHECK_LIB([fabric], [fi_getinfo], [common_sfio_LIBS=-lfabric],
-                 [ompi_common_sfio_happy=no])
-    AC_SUBST([common_sfio_LIBS])
     AS_IF([test "$ompi_common_sfio_happy" = yes], [$1], [$2])
 ])

@@ -4,6 +4,7 @@
  */
 #include "ompi_config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,6 +23,57 @@
 #include "sfio_fabric.h"
 
 #define FABRIC_API FI_VERSION(1, 5)
+
+/* libfabric itself is loaded when the first file needs the fabric, not
+ * with the engine: loading it makes its providers probe the hardware,
+ * a cost every process would pay at its first MPI_File_open although
+ * jobs on one node never use it.  These are the library's functions the
+ * engine calls (the rest of the API is inline, through the objects'
+ * operations tables). */
+static struct {
+    void *handle;
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info);
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+} lf;
+
+#undef fi_allocinfo
+#define fi_getinfo lf.getinfo
+#define fi_freeinfo lf.freeinfo
+#define fi_dupinfo lf.dupinfo
+#define fi_allocinfo() lf.dupinfo(NULL)
+#define fi_fabric lf.fabric
+#define fi_strerror lf.strerror
+
+/* Loads libfabric once; 0 or -ENOTSUP with the reason in why. */
+static int lf_load(char *why, size_t len)
+{
+    if (NULL != lf.handle) {
+        return 0;
+    }
+    void *h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (NULL == h) {
+        snprintf(why, len, "libfabric cannot be loaded: %s", dlerror());
+        return -ENOTSUP;
+    }
+    *(void **) &lf.getinfo = dlsym(h, "fi_getinfo");
+    *(void **) &lf.freeinfo = dlsym(h, "fi_freeinfo");
+    *(void **) &lf.dupinfo = dlsym(h, "fi_dupinfo");
+    *(void **) &lf.fabric = dlsym(h, "fi_fabric");
+    *(void **) &lf.strerror = dlsym(h, "fi_strerror");
+    if (NULL == lf.getinfo || NULL == lf.freeinfo || NULL == lf.dupinfo || NULL == lf.fabric ||
+        NULL == lf.strerror) {
+        snprintf(why, len, "libfabric lacks fi_getinfo, fi_freeinfo, fi_dupinfo, fi_fabric "
+                           "or fi_strerror");
+        dlclose(h);
+        return -ENOTSUP;
+    }
+    lf.handle = h;   /* kept for the life of the process */
+    return 0;
+}
 #define NRECV 64
 #define CQ_BATCH 16
 #define WAIT_MS 100   /* a blocking CQ read returns this often to see stop */
@@ -360,7 +412,10 @@ int mca_common_sfio_fabric_start(const char *want, mca_common_sfio_fabric_handle
     if (0 == fab.state) {
         fab.why[0] = '\0';
         fab.handler = handler;
-        int rc = start_locked(NULL == want ? "" : want);
+        int rc = lf_load(fab.why, sizeof(fab.why));
+        if (0 == rc) {
+            rc = start_locked(NULL == want ? "" : want);
+        }
         if (0 != rc) {
             teardown();
         } else if (!atexit_done) {
