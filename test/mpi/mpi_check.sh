@@ -34,6 +34,7 @@ for step in "${steps[@]}"; do
     always) ;;
     suite) [ "$stack" = suite ] || continue ;;
     fetchadd|crash) [ "$stack" = suite ] && have_fetchadd || continue ;;
+    engine) [ -x "$bindir/t_coord" ] || continue ;;   # built with the suite's components
     esac
     st=$(eval echo "$st")
     echo "# step $label"

@@ -48,7 +48,8 @@ SFIO_ATOMIC_UFS_CONFIGS="atomic-listlock atomic-listlock-cache4k"
 # ---- the runs of `make check` (mpi_check.sh) -------------------------
 #
 # One line per step: label | when | stack | programs | np | configs | flags
-#   when     always; suite: only with SFIO_MPI_STACK=suite; fetchadd: suite
+#   when     always; suite: only with SFIO_MPI_STACK=suite; engine: the
+#            programs built from the engine's sources exist; fetchadd: suite
 #            and mca_sharedfp_fetchadd.so built; crash: crash_sharedfp.sh
 #            (kill -9 a job, the next one must not hang or fail)
 #   -        the runner's default for that stack
@@ -57,6 +58,7 @@ SFIO_ATOMIC_UFS_CONFIGS="atomic-listlock atomic-listlock-cache4k"
 sfio_mpi_check_steps() {
     cat <<'STEPS'
 stack|always|$SFIO_MPI_STACK|-|-|-|user
+coord|engine|suite|t_coord|1 2 4|default|
 fetchadd-crash|crash|suite|t_fetchadd|-|-|
 fetchadd-baddir|fetchadd|suite|t_shared t_fetchadd|2 4|fetchadd_baddir|
 atomic|suite|suite|t_views t_calls t_nonblocking t_pcache t_nbcoll|1 3 4|$SFIO_ATOMIC_CONFIGS|

@@ -5,7 +5,7 @@
 # atomic run of the steps is one "ok"/"not ok" line (automake counts
 # them), the bench self-test one line per node count; the plan comes last.
 #
-#   run_nodes_tests.sh --builddir DIR [--nodes "2 4"] [--ppn 2] [--steps "mpi fault place atomic bench"]
+#   run_nodes_tests.sh --builddir DIR [--nodes "2 4"] [--ppn 2] [--steps "mpi coord fault place atomic bench"]
 #   (defaults: SFIO_NODES_BUILDDIR, SFIO_NODES_COUNTS, SFIO_NODES_PPN,
 #   SFIO_NODES_STEPS from the environment)
 #
@@ -15,6 +15,8 @@
 #           cache; t_fetchadd only where sharedfp/fetchadd serves the ranks
 #           (the coordination service on libfabric); fetchadd_noprov: no
 #           provider starts, a stock sharedfp serves t_shared
+#   coord   t_coord: the coordination service itself (ofi across nodes;
+#           rma where this Open MPI makes windows over TCP)
 #   fault   t_fault under the faultio preload, suite stack (fault_two_phase,
 #           fault-async_static)
 #   place   fcoll/adaptive placement over real host names: nodes-block_<alg>
@@ -38,7 +40,7 @@ top=$(cd "$here/../.." && pwd)
 builddir=${SFIO_NODES_BUILDDIR:-}
 counts=${SFIO_NODES_COUNTS-2 4}
 ppn=${SFIO_NODES_PPN:-2}
-steps=${SFIO_NODES_STEPS:-mpi fault place atomic bench}
+steps=${SFIO_NODES_STEPS:-mpi coord fault place atomic bench}
 while [ $# -gt 0 ]; do
     case "$1" in
     --builddir) builddir=$2; shift 2 ;;
@@ -82,6 +84,13 @@ for n in $counts; do
         mpi)
             bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \
                 --bindir "$builddir/test/mpi" --np "$np" --configs "default fetchadd_noprov" ;;
+        coord)
+            if [ -x "$builddir/test/mpi/t_coord" ]; then
+                bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \
+                    --bindir "$builddir/test/mpi" --programs t_coord --np "$np" --configs default
+            else
+                echo "# t_coord not built (tests-only build)"
+            fi ;;
         fault)
             bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \
                 --bindir "$builddir/test/mpi" --programs t_fault --np "$np" \

@@ -82,6 +82,17 @@ static int local_store(mca_common_sfio_coord_t *c, int slot, int64_t value)
     return 0;
 }
 
+static int local_compare_swap(mca_common_sfio_coord_t *c, int slot, int64_t expected,
+                              int64_t desired, int64_t *old_p)
+{
+    coord_local_t *l = (coord_local_t *) c;
+    *old_p = l->slot[slot];
+    if (expected == l->slot[slot]) {
+        l->slot[slot] = desired;
+    }
+    return 0;
+}
+
 static int local_close(mca_common_sfio_coord_t *c)
 {
     free(c);
@@ -90,7 +101,7 @@ static int local_close(mca_common_sfio_coord_t *c)
 
 static const mca_common_sfio_coord_ops_t local_ops = {
     .name = "local", .fetch_add = local_fetch_add, .load = local_load, .store = local_store,
-    .close = local_close,
+    .close = local_close, .compare_swap = local_compare_swap,
 };
 
 /* ------------------------------------------------------------------ */
@@ -135,6 +146,16 @@ static int shm_store(mca_common_sfio_coord_t *c, int slot, int64_t value)
     return 0;
 }
 
+static int shm_compare_swap(mca_common_sfio_coord_t *c, int slot, int64_t expected,
+                            int64_t desired, int64_t *old_p)
+{
+    int64_t seen = expected;
+    (void) atomic_compare_exchange_strong(&((coord_shm_t *) c)->page->slot[slot].value, &seen,
+                                          desired);
+    *old_p = seen;
+    return 0;
+}
+
 static int shm_close(mca_common_sfio_coord_t *c)
 {
     coord_shm_t *s = (coord_shm_t *) c;
@@ -147,7 +168,7 @@ static int shm_close(mca_common_sfio_coord_t *c)
 
 static const mca_common_sfio_coord_ops_t shm_ops = {
     .name = "shm", .fetch_add = shm_fetch_add, .load = shm_load, .store = shm_store,
-    .close = shm_close,
+    .close = shm_close, .compare_swap = shm_compare_swap,
 };
 
 int mca_common_sfio_coord_sweep(const char *shm_dir)
@@ -359,6 +380,8 @@ static int rma_host(const mca_common_sfio_coord_t *c)
 static const mca_common_sfio_coord_ops_t rma_ops = {
     .name = "rma", .fetch_add = rma_fetch_add, .load = rma_load, .store = rma_store,
     .close = rma_close, .host = rma_host,
+    /* no compare_swap: Open MPI 4.1's osc/rdma crashes in MPI_Compare_and_swap
+     * over btl/vader's emulated atomics, and rma serves shared pointers only */
 };
 
 /*
@@ -423,13 +446,10 @@ static int rma_open_coll(struct ompi_communicator_t *comm, int nslots, int local
 
 /* ------------------------------------------------------------------ */
 
-int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
-                               const mca_common_sfio_coord_config_t *cfg, int nslots,
-                               int local_err, mca_common_sfio_coord_t **coord_p)
+static int open_backend(struct ompi_communicator_t *comm,
+                        const mca_common_sfio_coord_config_t *cfg, int nslots, int local_err,
+                        mca_common_sfio_coord_t **coord_p)
 {
-    if (nslots <= 0) {
-        return -EINVAL;
-    }
     switch (mca_common_sfio_coord_pick(comm, cfg->backend)) {
     case MCA_COMMON_SFIO_COORD_LOCAL: {
         if (1 != ompi_comm_size(comm)) {
@@ -459,6 +479,63 @@ int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
     default:
         return -EINVAL;
     }
+}
+
+int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
+                               const mca_common_sfio_coord_config_t *cfg, int nslots,
+                               int local_err, mca_common_sfio_coord_t **coord_p)
+{
+    if (nslots <= 0) {
+        return -EINVAL;
+    }
+    int rc = open_backend(comm, cfg, nslots, local_err, coord_p);
+    if (0 == rc) {
+        (*coord_p)->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 1;
+    }
+    return rc;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Publication from compare_swap: the mark moves from version - 1 to
+ * version once the earlier versions are in; meanwhile the caller backs
+ * off (a few microseconds growing to a millisecond), up to the timeout. */
+static int publish_by_compare_swap(mca_common_sfio_coord_t *c, int slot, int64_t version)
+{
+    int64_t deadline = now_ms() + c->timeout_ms;
+    long pause_ns = 1000;
+    for (;;) {
+        int64_t old = 0;
+        int rc = c->ops->compare_swap(c, slot, version - 1, version, &old);
+        if (0 != rc) {
+            return rc;
+        }
+        if (old >= version - 1) {
+            return 0;   /* moved it, or it was already past (a repeated call) */
+        }
+        if (now_ms() > deadline) {
+            return -ETIMEDOUT;
+        }
+        struct timespec ts = { 0, pause_ns };
+        nanosleep(&ts, NULL);
+        pause_ns = pause_ns < 1000000 ? pause_ns * 2 : 1000000;
+    }
+}
+
+int mca_common_sfio_coord_publish(mca_common_sfio_coord_t *c, int slot, int64_t version)
+{
+    if (version < 1) {
+        return -EINVAL;
+    }
+    if (NULL != c->ops->publish) {
+        return c->ops->publish(c, slot, version);
+    }
+    return NULL != c->ops->compare_swap ? publish_by_compare_swap(c, slot, version) : -ENOTSUP;
 }
 
 int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c)

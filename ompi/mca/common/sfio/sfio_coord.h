@@ -1,8 +1,19 @@
 /*
  * sfio_coord: the coordination service of one open file: a few 64-bit
  * counters that every rank of the file's communicator can fetch-and-add,
- * load and store atomically.  sharedfp/fetchadd keeps the shared file
- * pointer in slot 0.
+ * load, store and compare-and-swap atomically, and publish versions on in
+ * order.  sharedfp/fetchadd keeps the shared file pointer in slot 0.
+ *
+ * Publication (a sequencer's versions made visible in order): writers
+ * take versions 1, 2, ... from one slot with fetch_add and, when a
+ * version's data is in place, call publish on another slot (the mark).
+ * The mark only moves from v - 1 to v, so a reader that loads it sees
+ * every version up to it finished; publish returns once the mark has
+ * reached the caller's version.  The ofi host keeps finished versions
+ * above the mark (sfio_pubq) and answers each writer when the mark passes
+ * it; the other backends compose it from compare_swap, waiting for the
+ * versions before the caller's.  A slot used as a mark is changed only by
+ * publish.
  *
  * Backends (one interface, an ops table per backend):
  *   local  one rank: process memory.
@@ -60,7 +71,8 @@ typedef struct mca_common_sfio_coord_config_t {
     mca_common_sfio_coord_backend_t backend;
     const char *shm_dir;     /* shm: directory of the segment (NULL: /dev/shm) */
     const char *provider;    /* ofi: libfabric provider (NULL, "" or "auto": chosen) */
-    int64_t timeout_ms;      /* ofi: how long a request waits for the host */
+    int64_t timeout_ms;      /* ofi: how long a request waits for the host; all:
+                              * how long a publish waits for earlier versions */
     int host;                /* ofi: host rank, -1: placed over the nodes */
 } mca_common_sfio_coord_config_t;
 
@@ -79,10 +91,17 @@ typedef struct mca_common_sfio_coord_ops_t {
      * its bytes; the slot advances once by the round's total and *start_p
      * is the old value plus the bytes of the lower ranks. */
     int (*ordered_add)(mca_common_sfio_coord_t *c, int slot, int64_t bytes, int64_t *start_p);
+    /* If the slot holds expected, it becomes desired; *old_p: what it held.
+     * NULL: not offered (rma). */
+    int (*compare_swap)(mca_common_sfio_coord_t *c, int slot, int64_t expected, int64_t desired,
+                        int64_t *old_p);
+    /* Optional (NULL: composed from compare_swap): see publication above. */
+    int (*publish)(mca_common_sfio_coord_t *c, int slot, int64_t version);
 } mca_common_sfio_coord_ops_t;
 
 struct mca_common_sfio_coord_t {
     const mca_common_sfio_coord_ops_t *ops;
+    int64_t timeout_ms;   /* how long a publish waits for earlier versions */
 };
 
 /* The backend `want` resolves to for comm (the same on every rank): auto
@@ -133,6 +152,22 @@ static inline int mca_common_sfio_coord_ordered_add(mca_common_sfio_coord_t *c, 
 {
     return NULL == c->ops->ordered_add ? -ENOTSUP : c->ops->ordered_add(c, slot, bytes, start_p);
 }
+
+static inline int mca_common_sfio_coord_compare_swap(mca_common_sfio_coord_t *c, int slot,
+                                                     int64_t expected, int64_t desired,
+                                                     int64_t *old_p)
+{
+    return NULL == c->ops->compare_swap ? -ENOTSUP
+                                        : c->ops->compare_swap(c, slot, expected, desired, old_p);
+}
+
+/* Version `version` (>= 1) of the sequencer is finished: returns 0 once
+ * the mark in `slot` is >= version (every version up to it finished),
+ * -ETIMEDOUT when an earlier version is not finished within the service's
+ * timeout (its writer died or hangs), -ENOSPC when more versions wait
+ * above the mark than the service has writers, -ENOTSUP (rma), other
+ * errors as the operations. */
+int mca_common_sfio_coord_publish(mca_common_sfio_coord_t *c, int slot, int64_t version);
 
 /* Collective (rma frees its window, ofi's host its counters); NULL is a
  * no-op. */

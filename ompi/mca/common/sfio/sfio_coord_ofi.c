@@ -4,12 +4,16 @@
  * ofi).
  *
  * Messages (one RDM message each way, fi_inject):
- *   client -> host  {FETCH_ADD | LOAD | STORE | ORDERED, service, slot, from, ticket, value}
- *   host -> client  {REPLY, ticket, value (the old value), err}
+ *   client -> host  {FETCH_ADD | LOAD | STORE | CAS | ORDERED | PUBLISH, service, slot,
+ *                    from, ticket, value, expected (CAS)}
+ *   host -> client  {REPLY, ticket, value (the old value; PUBLISH: the mark), err}
  * ORDERED is one rank's part of an ordered round: the host keeps it until
  * every rank's part has come, then advances the slot once by the total
  * and answers each rank with its start (the host's own rank included,
- * without a message).
+ * without a message).  PUBLISH says that a version is finished: the host
+ * keeps it in the slot's publication queue (sfio_pubq) until the mark
+ * reaches it and answers then, so a writer waits for earlier versions
+ * without polling.
  * The host applies the operation on its progress thread with a C11 atomic
  * on the service's counters, which its own main thread also uses.  A
  * client waits for the reply of its ticket up to the service's timeout;
@@ -41,9 +45,10 @@
 #include "sfio_coordplan.h"
 #include "sfio_fabric.h"
 #include "sfio_ompio.h"   /* mca_common_sfio_output */
+#include "sfio_pubq.h"
 #include "sfio_topo.h"
 
-enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_ORDERED, MSG_REPLY };
+enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_CAS, MSG_ORDERED, MSG_PUBLISH, MSG_REPLY };
 
 typedef struct {
     uint32_t kind;
@@ -54,7 +59,13 @@ typedef struct {
     int64_t value;
     int32_t err;
     int32_t round;    /* ORDERED: the client's count of its ordered calls on the service */
+    int64_t expected; /* CAS */
 } coord_msg_t;
+
+/* A waiting publisher in a publication queue: its rank and ticket in one
+ * tag (tickets count a process's requests and stay far below 2^48). */
+#define PUB_TICKET_BITS 48
+#define PUB_TICKET_MASK ((UINT64_C(1) << PUB_TICKET_BITS) - 1)
 
 _Static_assert(sizeof(coord_msg_t) <= MCA_COMMON_SFIO_FABRIC_MSG_MAX, "message too large");
 
@@ -69,6 +80,7 @@ typedef struct hosted_t {
     int arrived;              /* its parts so far */
     int64_t *part;            /* n: bytes of each rank's part */
     uint64_t *part_ticket;    /* n */
+    mca_common_sfio_pubq_t **pubq;   /* nslots, each made by the slot's first publish */
     int nslots;
     _Atomic int64_t slot[];
 } hosted_t;
@@ -114,11 +126,14 @@ const char *mca_common_sfio_coord_why(void)
 /* the progress thread's side                                          */
 /* ------------------------------------------------------------------ */
 
-static int64_t apply(_Atomic int64_t *cell, uint32_t kind, int64_t value)
+static int64_t apply(_Atomic int64_t *cell, uint32_t kind, int64_t value, int64_t expected)
 {
     switch (kind) {
     case MSG_FETCH_ADD: return atomic_fetch_add(cell, value);
     case MSG_STORE:     return atomic_exchange(cell, value);
+    case MSG_CAS:
+        (void) atomic_compare_exchange_strong(cell, &expected, value);
+        return expected;
     default:            return atomic_load(cell);
     }
 }
@@ -136,7 +151,7 @@ static void serve(const coord_msg_t *m)
             if (m->slot < 0 || m->slot >= h->nslots) {
                 r.err = -EINVAL;
             } else {
-                r.value = apply(&h->slot[m->slot], m->kind, m->value);
+                r.value = apply(&h->slot[m->slot], m->kind, m->value, m->expected);
             }
             break;
         }
@@ -230,6 +245,83 @@ static void serve_ordered(const coord_msg_t *m)
     }
 }
 
+/* Version `version` of h's sequencer is finished; `from` waits with
+ * `ticket` (the host itself included).  Replies go out outside the lock
+ * to every publisher the mark has reached. */
+static void publish_join(hosted_t *h, int slot, int from, int64_t version, uint64_t ticket)
+{
+    uint64_t *released = NULL;
+    size_t nreleased = 0;
+    int err = 0;
+    int64_t mark = 0;
+    pthread_mutex_lock(&svc.lock);
+    mca_common_sfio_pubq_t *q = h->pubq[slot];
+    if (NULL == q) {
+        q = calloc(1, sizeof(*q));
+        if (NULL == q || 0 != mca_common_sfio_pubq_init(q, 4 * (size_t) h->n,
+                                                        atomic_load(&h->slot[slot]))) {
+            free(q);
+            q = NULL;
+            err = -ENOMEM;
+        }
+        h->pubq[slot] = q;
+    }
+    if (0 == err) {
+        released = malloc((q->capacity + 1) * sizeof(*released));
+        err = NULL == released ? -ENOMEM : 0;
+    }
+    if (0 == err) {
+        uint64_t tag = ((uint64_t) from << PUB_TICKET_BITS) | (ticket & PUB_TICKET_MASK);
+        int rc = mca_common_sfio_pubq_done(q, version, tag, released, &nreleased);
+        atomic_store(&h->slot[slot], q->published);
+        mark = q->published;
+        if (1 == rc) {
+            released[0] = tag;   /* already visible: answer at once */
+            nreleased = 1;
+        } else if (rc < 0) {
+            err = rc;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    if (0 != err) {
+        coord_msg_t r = { .kind = MSG_REPLY, .service = h->id, .ticket = ticket, .err = err };
+        if (from == h->rank) {
+            answer(&r);
+        } else {
+            (void) mca_common_sfio_fabric_send(h->peer[from], &r, sizeof(r), 1000);
+        }
+    }
+    for (size_t k = 0; k < nreleased; ++k) {
+        int to = (int) (released[k] >> PUB_TICKET_BITS);
+        coord_msg_t r = { .kind = MSG_REPLY, .service = h->id,
+                          .ticket = released[k] & PUB_TICKET_MASK, .value = mark };
+        if (to == h->rank) {
+            answer(&r);
+        } else {
+            (void) mca_common_sfio_fabric_send(h->peer[to], &r, sizeof(r), 1000);
+        }
+    }
+    free(released);
+}
+
+static void serve_publish(const coord_msg_t *m)
+{
+    hosted_t *found = NULL;
+    pthread_mutex_lock(&svc.lock);
+    for (hosted_t *h = svc.hosted; NULL != h; h = h->next) {
+        if (h->id == m->service && m->from >= 0 && m->from < h->n && m->slot >= 0 &&
+            m->slot < h->nslots) {
+            found = h;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc.lock);
+    /* the service stays while a publisher waits: its close is collective */
+    if (NULL != found) {
+        publish_join(found, m->slot, m->from, m->value, m->ticket);
+    }
+}
+
 static void answer(const coord_msg_t *m)
 {
     pthread_mutex_lock(&svc.lock);
@@ -254,10 +346,12 @@ static void on_message(const void *buf, size_t len)
     memcpy(&m, buf, sizeof(m));
     if (MSG_REPLY == m.kind) {
         answer(&m);
-    } else if (MSG_FETCH_ADD <= m.kind && m.kind <= MSG_STORE) {
+    } else if (MSG_FETCH_ADD <= m.kind && m.kind <= MSG_CAS) {
         serve(&m);
     } else if (MSG_ORDERED == m.kind) {
         serve_ordered(&m);
+    } else if (MSG_PUBLISH == m.kind) {
+        serve_publish(&m);
     }
 }
 
@@ -319,19 +413,20 @@ static int waiter_wait(coord_ofi_t *o, waiter_t *w, int rc, int64_t *value_p)
     return rc;
 }
 
-static int request(coord_ofi_t *o, uint32_t kind, int slot, int64_t value, int64_t *old_p)
+static int request(coord_ofi_t *o, uint32_t kind, int slot, int64_t value, int64_t expected,
+                   int64_t *old_p)
 {
     if (NULL != o->hosted) {
         if (slot < 0 || slot >= o->hosted->nslots) {
             return -EINVAL;
         }
-        *old_p = apply(&o->hosted->slot[slot], kind, value);
+        *old_p = apply(&o->hosted->slot[slot], kind, value, expected);
         return 0;
     }
     waiter_t w;
     waiter_add(&w);
     coord_msg_t m = { .kind = kind, .service = o->id, .slot = slot, .from = o->rank,
-                      .ticket = w.ticket, .value = value };
+                      .ticket = w.ticket, .value = value, .expected = expected };
     int rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
     return waiter_wait(o, &w, rc, old_p);
 }
@@ -358,18 +453,61 @@ static int ofi_ordered_add(mca_common_sfio_coord_t *c, int slot, int64_t bytes, 
 
 static int ofi_fetch_add(mca_common_sfio_coord_t *c, int slot, int64_t delta, int64_t *old_p)
 {
-    return request((coord_ofi_t *) c, MSG_FETCH_ADD, slot, delta, old_p);
+    return request((coord_ofi_t *) c, MSG_FETCH_ADD, slot, delta, 0, old_p);
 }
 
 static int ofi_load(mca_common_sfio_coord_t *c, int slot, int64_t *value_p)
 {
-    return request((coord_ofi_t *) c, MSG_LOAD, slot, 0, value_p);
+    return request((coord_ofi_t *) c, MSG_LOAD, slot, 0, 0, value_p);
 }
 
 static int ofi_store(mca_common_sfio_coord_t *c, int slot, int64_t value)
 {
     int64_t old = 0;
-    return request((coord_ofi_t *) c, MSG_STORE, slot, value, &old);
+    return request((coord_ofi_t *) c, MSG_STORE, slot, value, 0, &old);
+}
+
+static int ofi_compare_swap(mca_common_sfio_coord_t *c, int slot, int64_t expected,
+                            int64_t desired, int64_t *old_p)
+{
+    return request((coord_ofi_t *) c, MSG_CAS, slot, desired, expected, old_p);
+}
+
+/* One message to the host, one reply when the mark reaches the version
+ * (the host's own call joins its queue directly). */
+static int ofi_publish(mca_common_sfio_coord_t *c, int slot, int64_t version)
+{
+    coord_ofi_t *o = (coord_ofi_t *) c;
+    waiter_t w;
+    int64_t mark = 0;
+    int rc = 0;
+    if (slot < 0 || slot >= o->nslots) {
+        return -EINVAL;
+    }
+    waiter_add(&w);
+    if (NULL != o->hosted) {
+        publish_join(o->hosted, slot, o->rank, version, w.ticket);
+    } else {
+        coord_msg_t m = { .kind = MSG_PUBLISH, .service = o->id, .slot = slot, .from = o->rank,
+                          .ticket = w.ticket, .value = version };
+        rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
+    }
+    return waiter_wait(o, &w, rc, &mark);
+}
+
+static void hosted_free(hosted_t *h)
+{
+    for (int s = 0; NULL != h->pubq && s < h->nslots; ++s) {
+        if (NULL != h->pubq[s]) {
+            mca_common_sfio_pubq_fini(h->pubq[s]);
+            free(h->pubq[s]);
+        }
+    }
+    free(h->pubq);
+    free(h->peer);
+    free(h->part);
+    free(h->part_ticket);
+    free(h);
 }
 
 static void hosted_remove(hosted_t *h)
@@ -385,10 +523,7 @@ static void hosted_remove(hosted_t *h)
         }
     }
     pthread_mutex_unlock(&svc.lock);
-    free(h->peer);
-    free(h->part);
-    free(h->part_ticket);
-    free(h);
+    hosted_free(h);
 }
 
 static int ofi_close(mca_common_sfio_coord_t *c)
@@ -410,6 +545,7 @@ static int ofi_host(const mca_common_sfio_coord_t *c)
 static const mca_common_sfio_coord_ops_t ofi_ops = {
     .name = "ofi", .fetch_add = ofi_fetch_add, .load = ofi_load, .store = ofi_store,
     .close = ofi_close, .host = ofi_host, .ordered_add = ofi_ordered_add,
+    .compare_swap = ofi_compare_swap, .publish = ofi_publish,
 };
 
 /* ------------------------------------------------------------------ */
@@ -506,7 +642,11 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
             h->peer = calloc((size_t) n, sizeof(*h->peer));
             h->part = calloc((size_t) n, sizeof(*h->part));
             h->part_ticket = calloc((size_t) n, sizeof(*h->part_ticket));
-            err = NULL == h->peer || NULL == h->part || NULL == h->part_ticket ? -ENOMEM : 0;
+            h->pubq = calloc((size_t) nslots, sizeof(*h->pubq));
+            err = NULL == h->peer || NULL == h->part || NULL == h->part_ticket ||
+                          NULL == h->pubq
+                      ? -ENOMEM
+                      : 0;
         }
         for (int r = 0; r < n && 0 == err; ++r) {
             err = mca_common_sfio_fabric_peer(all[r].name, all[r].len, &h->peer[r]);
@@ -519,10 +659,7 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
             pthread_mutex_unlock(&svc.lock);
             hmsg.id = h->id;
         } else if (NULL != h) {
-            free(h->peer);
-            free(h->part);
-            free(h->part_ticket);
-            free(h);
+            hosted_free(h);
             h = NULL;
         }
         hmsg.err = err;

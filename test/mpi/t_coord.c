@@ -1,0 +1,286 @@
+/*
+ * t_coord: the engine's coordination service (sfio_coord) driven
+ * directly, on every backend the ranks allow: fetch-and-add hands out each
+ * number once, compare-and-swap loses no update, and publication makes
+ * versions visible in order: a publish returns only when every earlier
+ * version is in, waits for a slow writer, and gives up after the timeout
+ * when an earlier writer never finishes (then succeeds once it does).
+ *
+ * Built from the engine's sources (its symbols are not exported).
+ *
+ *   t_coord [auto|local|shm|ofi|rma ...]   backends to run (default: every
+ *                                          one but auto, each skipped where
+ *                                          it cannot serve the ranks)
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sfio_mpitest.h"
+
+#include "sfio_coord.h"
+
+/* What the engine's sources used here take from its OMPIO adapter. */
+int mca_common_sfio_output = -1;   /* the verbose stream: none */
+
+void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...)
+{
+    (void) want_error_header;
+    fprintf(stderr, "t_coord: engine help topic %s\n", topic);
+}
+
+enum { SLOT_COUNT, SLOT_CAS, SLOT_SEQ, SLOT_MARK, NSLOTS };
+
+static const struct {
+    const char *name;
+    mca_common_sfio_coord_backend_t backend;
+} backends[] = {
+    { "auto", MCA_COMMON_SFIO_COORD_AUTO }, { "local", MCA_COMMON_SFIO_COORD_LOCAL },
+    { "shm", MCA_COMMON_SFIO_COORD_SHM },   { "ofi", MCA_COMMON_SFIO_COORD_OFI },
+    { "rma", MCA_COMMON_SFIO_COORD_RMA },
+};
+
+static void pause_us(long us)
+{
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return (x > y) - (x < y);
+}
+
+static int opened(int rc, const char *what)
+{
+    if (0 != rc) {
+        t_failf("%s: %s", what, strerror(-rc));
+        return 0;
+    }
+    return 1;
+}
+
+static void test_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
+{
+    enum { K = 200 };
+    char name[64];
+    snprintf(name, sizeof(name), "%s.fetch_add_once", tag);
+    if (!t_begin(name)) {
+        return;
+    }
+    int64_t mine[K], *all = malloc(sizeof(int64_t) * K * (size_t) t_np);
+    for (int i = 0; i < K; ++i) {
+        if (!opened(mca_common_sfio_coord_fetch_add(c, SLOT_COUNT, 1, &mine[i]), "fetch_add")) {
+            break;
+        }
+    }
+    MPI_Gather(mine, K, MPI_INT64_T, all, K, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (0 == t_rank) {
+        qsort(all, (size_t) K * (size_t) t_np, sizeof(int64_t), cmp_i64);
+        for (int64_t i = 0; i < (int64_t) K * t_np; ++i) {
+            if (all[i] != i) {
+                t_failf("the %lldth number handed out is %lld", (long long) i,
+                        (long long) all[i]);
+                break;
+            }
+        }
+    }
+    free(all);
+    t_end();
+}
+
+static void test_compare_swap(mca_common_sfio_coord_t *c, const char *tag)
+{
+    enum { K = 100 };
+    char name[64];
+    snprintf(name, sizeof(name), "%s.compare_swap_no_lost_update", tag);
+    if (!t_begin(name)) {
+        return;
+    }
+    for (int i = 0; i < K && !t_lfail; ++i) {
+        int64_t seen = 0, old = -1;
+        opened(mca_common_sfio_coord_load(c, SLOT_CAS, &seen), "load");
+        for (;;) {
+            if (!opened(mca_common_sfio_coord_compare_swap(c, SLOT_CAS, seen, seen + 1, &old),
+                        "compare_swap")) {
+                break;
+            }
+            if (old == seen) {
+                break;
+            }
+            seen = old;   /* somebody else's update came first */
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t total = -1;
+    opened(mca_common_sfio_coord_load(c, SLOT_CAS, &total), "load");
+    if (total != (int64_t) K * t_np) {
+        t_failf("after %d increments by each rank the slot holds %lld, want %lld", K,
+                (long long) total, (long long) K * t_np);
+    }
+    t_end();
+}
+
+/* Versions from the sequencer, finished in random order: publish returns
+ * with the mark at or past the caller's version, and the mark never goes
+ * back. */
+static void test_publish_order(mca_common_sfio_coord_t *c, const char *tag)
+{
+    enum { K = 60 };
+    char name[64];
+    snprintf(name, sizeof(name), "%s.publish_in_order", tag);
+    if (!t_begin(name)) {
+        return;
+    }
+    srand(1234u + (unsigned) t_rank);
+    int64_t last_mark = 0, base = 0;
+    opened(mca_common_sfio_coord_load(c, SLOT_MARK, &base), "load");
+    MPI_Barrier(MPI_COMM_WORLD);   /* every rank has the mark before any publishes */
+    for (int i = 0; i < K && !t_lfail; ++i) {
+        int64_t v = 0, mark = 0;
+        if (!opened(mca_common_sfio_coord_fetch_add(c, SLOT_SEQ, 1, &v), "fetch_add")) {
+            break;
+        }
+        v += 1;
+        pause_us(rand() % 400);   /* the data of the version goes out */
+        if (!opened(mca_common_sfio_coord_publish(c, SLOT_MARK, v), "publish") ||
+            !opened(mca_common_sfio_coord_load(c, SLOT_MARK, &mark), "load")) {
+            break;
+        }
+        if (mark < v || mark < last_mark) {
+            t_failf("after publishing version %lld the mark is %lld (was %lld)", (long long) v,
+                    (long long) mark, (long long) last_mark);
+        }
+        last_mark = mark;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t mark = 0;
+    opened(mca_common_sfio_coord_load(c, SLOT_MARK, &mark), "load");
+    if (mark != base + (int64_t) K * t_np) {
+        t_failf("the mark ends at %lld, want %lld", (long long) mark,
+                (long long) (base + (int64_t) K * t_np));
+    }
+    t_end();
+}
+
+/* Rank 0 takes the next version and finishes it late: the others' later
+ * versions are not published before it.  With a timeout shorter than the
+ * delay, their publish fails with ETIMEDOUT and succeeds when retried
+ * after rank 0's. */
+static void test_publish_waits(mca_common_sfio_coord_t *c, const char *tag, long delay_ms,
+                               int expect_timeout)
+{
+    char name[96];
+    snprintf(name, sizeof(name), "%s.publish_waits_for_earlier%s", tag,
+             expect_timeout ? "_timeout" : "");
+    if (!t_begin(name)) {
+        return;
+    }
+    int64_t v = 0;
+    if (0 == t_rank) {
+        opened(mca_common_sfio_coord_fetch_add(c, SLOT_SEQ, 1, &v), "fetch_add");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (0 != t_rank) {
+        opened(mca_common_sfio_coord_fetch_add(c, SLOT_SEQ, 1, &v), "fetch_add");
+    }
+    v += 1;
+    double t0 = MPI_Wtime(), published_at = 0.0;
+    if (0 == t_rank) {
+        pause_us(delay_ms * 1000);
+        published_at = MPI_Wtime();
+        opened(mca_common_sfio_coord_publish(c, SLOT_MARK, v), "publish (late writer)");
+    } else {
+        int rc = mca_common_sfio_coord_publish(c, SLOT_MARK, v);
+        double waited = MPI_Wtime() - t0;
+        if (expect_timeout) {
+            if (-ETIMEDOUT != rc) {
+                t_failf("publish of version %lld behind a writer %ld ms late returned %d after "
+                        "%.3f s, want ETIMEDOUT",
+                        (long long) v, delay_ms, rc, waited);
+            }
+        } else if (0 != rc) {
+            t_failf("publish: %s", strerror(-rc));
+        } else if (waited < 0.8 * (double) delay_ms / 1000.0) {
+            t_failf("version %lld published after %.3f s, before the earlier writer (%ld ms)",
+                    (long long) v, waited, delay_ms);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (expect_timeout && 0 != t_rank) {
+        /* the earlier version is in now: a retry goes through */
+        opened(mca_common_sfio_coord_publish(c, SLOT_MARK, v), "publish (retried)");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t mark = 0, seq = 0;
+    opened(mca_common_sfio_coord_load(c, SLOT_MARK, &mark), "load");
+    opened(mca_common_sfio_coord_load(c, SLOT_SEQ, &seq), "load");
+    if (mark != seq) {
+        t_failf("every version is finished but the mark is %lld of %lld", (long long) mark,
+                (long long) seq);
+    }
+    (void) published_at;
+    t_end();
+}
+
+static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backend)
+{
+    const int64_t timeouts[2] = { 20000, 700 };
+    for (int t = 0; t < 2; ++t) {
+        mca_common_sfio_coord_config_t cfg = { .backend = backend, .timeout_ms = timeouts[t],
+                                               .host = -1 };
+        mca_common_sfio_coord_t *c = NULL;
+        int rc = mca_common_sfio_coord_open(MPI_COMM_WORLD, &cfg, NSLOTS, 0, &c);
+        if (0 != rc) {
+            if (0 == t_rank && 0 == t) {
+                printf("# %s: backend not available for these ranks (%s)\n", bname,
+                       strerror(-rc));
+            }
+            return;
+        }
+        char tag[64];
+        snprintf(tag, sizeof(tag), "%s.%s", bname, mca_common_sfio_coord_name(c));
+        int64_t probe = 0;
+        if (-ENOTSUP == mca_common_sfio_coord_compare_swap(c, SLOT_CAS, 0, 0, &probe)) {
+            if (0 == t) {
+                test_fetch_add(c, tag);
+            }
+            if (0 == t_rank && 0 == t) {
+                printf("# %s: no compare_swap, no publication\n", tag);
+            }
+        } else if (0 == t) {
+            test_fetch_add(c, tag);
+            test_compare_swap(c, tag);
+            test_publish_order(c, tag);
+            if (t_np > 1) {
+                test_publish_waits(c, tag, 500, 0);
+            }
+        } else if (t_np > 1) {
+            test_publish_waits(c, tag, 2000, 1);
+        }
+        if (0 != mca_common_sfio_coord_close(c) && 0 == t_rank) {
+            printf("# %s: close failed\n", tag);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    t_init(&argc, &argv, "coord");
+    static const char *every[] = { "local", "shm", "ofi", "rma" };
+    int nwant = argc > 1 ? argc - 1 : (int) (sizeof(every) / sizeof(every[0]));
+    for (int i = 0; i < nwant; ++i) {
+        const char *want = argc > 1 ? argv[1 + i] : every[i];
+        for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); ++b) {
+            if (0 == strcmp(want, backends[b].name)) {
+                run_backend(backends[b].name, backends[b].backend);
+            }
+        }
+    }
+    return t_finish();
+}
