@@ -18,7 +18,9 @@
 # private fails (the chroot's own namespace is private already).
 #
 # Environment: SFIO_NODES_SHM_SIZE (tmpfs size option, default: tmpfs's own
-# default, half of the memory; nothing is allocated until written).
+# default, half of the memory; nothing is allocated until written);
+# SFIO_NODES_NETNS=1 (mpirun-nodes.sh --net): run in the network namespace
+# named HOST, the node's own NIC.
 set -eu
 
 # ssh options the launchers may pass ahead of the host name; none matters
@@ -44,8 +46,10 @@ else
     exit 255
 fi
 size=${SFIO_NODES_SHM_SIZE:+,size=$SFIO_NODES_SHM_SIZE}
+netns=
+[ "${SFIO_NODES_NETNS:-}" = 1 ] && netns="ip netns exec $host"
 # shellcheck disable=SC2016
-exec unshare --uts --mount --propagation "$prop" /bin/sh -c '
+exec $netns unshare --uts --mount --propagation "$prop" /bin/sh -c '
     host=$1; opts=$2; shift 2
     hostname "$host" || exit 255
     mount -t tmpfs -o "mode=1777$opts" "sfio-node-shm" /dev/shm || exit 255
