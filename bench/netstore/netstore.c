@@ -594,10 +594,12 @@ static void unlink_common(int dirfd, const char *path)
         if (snprintf(full, sizeof(full), "%s/%s", d, path) >= (int)sizeof(full)) return;
         path = full;
     }
+    /* a symbolic link goes, not its target: only a regular file's locks */
     struct stat sb;
+    if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return;
     char *r = realpath(path, NULL);
     if (!r) return;
-    int ours = under_dir(r) && lstat(r, &sb) == 0 && S_ISREG(sb.st_mode);
+    int ours = under_dir(r);
     free(r);
     if (ours) stripe_forget(&sb);
 }
