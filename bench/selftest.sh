@@ -117,7 +117,29 @@ if [ -f "$lib" ]; then
     check "netstore shared link" 0 \
         $mpirun -np $np -x LD_PRELOAD="$lib" -x NETSTORE_DIR="$dir" -x NETSTORE_SHARED=1 \
         -x NETSTORE_KEY=selftest$$ "$bench" -s ior --quick --reps 1 -d "$dir"
-    rm -f /dev/shm/netstore-$(id -u)-selftest$$
+    # stripe locks: the data still verifies, with one client per node too
+    check "netstore stripe locks shared link" 0 \
+        $mpirun -np $np -x LD_PRELOAD="$lib" -x NETSTORE_DIR="$dir" -x NETSTORE_SHARED=1 \
+        -x NETSTORE_STRIPE_LOCKS=1 -x NETSTORE_KEY=selftest$$ "$bench" -s noncontig --quick \
+        --reps 1 -d "$dir"
+    # ... and per process, callbacks are charged where ranks interleave in a
+    # stripe (noncontig) and not where each keeps to its own (ior's blocks);
+    # counted, not timed, so that a busy machine cannot fail it
+    if [ "$np" -gt 1 ]; then
+        for s in noncontig ior; do
+            $mpirun -np $np -x LD_PRELOAD="$lib" -x NETSTORE_DIR="$dir" -x NETSTORE_STATS=1 \
+                -x NETSTORE_STRIPE_LOCKS=1 -x NETSTORE_KEY=selftest$$ "$bench" -s $s --quick \
+                --reps 1 -d "$dir" > "$dir/out.$s" 2>&1
+        done
+        if grep -q "^RESULT " "$dir/out.noncontig" && grep -q "^RESULT " "$dir/out.ior" &&
+           grep -q "revokes=[1-9]" "$dir/out.noncontig" && ! grep -q "revokes=[1-9]" "$dir/out.ior"; then
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1)); echo "FAIL: netstore stripe lock callbacks"
+            grep -h "netstore\[" "$dir/out.noncontig" "$dir/out.ior" | sed 's/^/    /'
+        fi
+    fi
+    rm -f /dev/shm/netstore-$(id -u)-selftest$$ "$dir"/.netstore-stripes-*
 else
     echo "note: $lib not built, netstore runs skipped"
 fi
@@ -203,6 +225,32 @@ then
     pass=$((pass + 1))
 else
     fail=$((fail + 1)); echo "FAIL: aggsweep verbose parsing"; tail -5 "$dir/out" | sed 's/^/    /'
+fi
+# iorsweep's report from a fixed raw CSV: means over the rounds, the best of
+# the stock stacks, the 0.95 boundary (not marked), a failed stock run left
+# out of the best, a failed suite run without a ratio
+cat > "$dir/ior_raw.csv" <<'CSV'
+cell,mode,transfer,block,segments,np,storage,stack,config,op,rep,bytes,seconds,MBps,status,reason
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,suite,suite,write,0,65536,1,90.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,suite,suite,write,1,65536,1,100.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,ompio,ompio,write,0,65536,1,100.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,ompio,ompio,write,1,65536,1,100.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,romio,romio,write,0,65536,1,50.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,romio,romio,write,1,65536,1,70.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,suite,suite,read,0,65536,1,50.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,ompio,ompio,read,0,65536,1,,FAIL,rc=1: x
+ior-t4k-b16k-s1,indep,4k,16k,1,4,locks,romio,romio,read,0,65536,1,80.0,ok,
+ior-t1m-b4m-s1-coll,coll,1m,4m,1,4,locks,suite,suite,write,0,65536,1,,FAIL,rc=1: y
+ior-t1m-b4m-s1-coll,coll,1m,4m,1,4,locks,ompio,ompio-default,write,0,65536,1,10.0,ok,
+ior-t1m-b4m-s1-coll,coll,1m,4m,1,4,locks,romio,romio,write,0,65536,1,20.0,ok,
+CSV
+if "$here/sfio-bench" iorsweep --from "$dir/ior_raw.csv" --no-plot --out "$dir/ior" > "$dir/out" 2>&1 &&
+   grep -Fq '| indep | 4k | 16k | 1 | 95 | 100 | 60 | 0.95 | 50 | FAIL | 80 | **0.62** |' "$dir/out" &&
+   grep -Fq '| coll | 1m | 4m | 1 | FAIL | 10 | 20 | - |' "$dir/out" &&
+   grep -q '^1 of 2 cell/op results at >= 0.95x the best stock stack; 1 without a ratio' "$dir/out"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL: iorsweep report"; sed 's/^/    /' "$dir/out" | tail -12
 fi
 # the program real OTPO runs: no arguments, last line is OTPO's NPB format
 if "$here/sfio-bench" otpo-wrapper --scenario tilerow --quick --reps 1 --netstore off \

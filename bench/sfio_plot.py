@@ -8,6 +8,9 @@
       noncontig_scaling.png: MB/s against the number of regions per configuration
   sfio_plot.py sweep SWEEP.csv OUTDIR [SCENARIO]
       sweep.png: time of every combination, best first (one panel per storage mode)
+  sfio_plot.py iorsweep IORSWEEP.csv OUTDIR
+      iorsweep.png: suite / best(stock OMPIO, ROMIO) per IOR cell, a heat map per
+                    storage mode and op (rows: mode and transfer, columns: segments)
 """
 import csv
 import math
@@ -141,6 +144,47 @@ def sweep(rows, outdir, scenario):
     print('plot: %s' % p)
 
 
+def iorsweep(rows, outdir):
+    storages = list(dict.fromkeys(r['storage'] for r in rows))
+    ops = [op for op in ('write', 'read') if any(r['op'] == op for r in rows)]
+    if not storages or not ops:
+        return
+    names = {'off': 'page cache', 'on': 'netstore', 'locks': 'netstore + stripe locks'}
+    ylab = list(dict.fromkeys('%s %s' % (r['mode'], r['transfer']) for r in rows))
+    segs = sorted({int(r['segments']) for r in rows})
+    fig, axes = plt.subplots(len(storages), len(ops),
+                             figsize=(1.1 * len(segs) * len(ops) + 3.5,
+                                      0.42 * len(ylab) * len(storages) + 1.0 * len(storages) + 1.0),
+                             squeeze=False, constrained_layout=True)
+    im = None
+    for i, sto in enumerate(storages):
+        for j, op in enumerate(ops):
+            ax = axes[i][j]
+            grid = [[math.nan] * len(segs) for _ in ylab]
+            for r in rows:
+                if r['storage'] != sto or r['op'] != op:
+                    continue
+                y = ylab.index('%s %s' % (r['mode'], r['transfer']))
+                x = segs.index(int(r['segments']))
+                grid[y][x] = float(r['ratio']) if r.get('ratio') else math.nan
+                txt = '%.2f' % grid[y][x] if r.get('ratio') else 'FAIL'
+                ax.text(x, y, txt, ha='center', va='center', fontsize=7,
+                        color='red' if txt == 'FAIL' else 'black')
+            im = ax.imshow(grid, cmap='RdYlGn', vmin=0.5, vmax=1.5, aspect='auto')
+            ax.set_xticks(range(len(segs)))
+            ax.set_xticklabels([str(x) for x in segs], fontsize=7)
+            ax.set_yticks(range(len(ylab)))
+            ax.set_yticklabels(ylab, fontsize=7)
+            ax.set_xlabel('segments', fontsize=7)
+            ax.set_title('%s, %s' % (names.get(sto, sto), op), fontsize=8)
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label='suite / best stock')
+    fig.suptitle('IOR: suite / best of stock OMPIO and ROMIO (>= 0.95 is the target)',
+                 fontsize=9)
+    p = os.path.join(outdir, 'iorsweep.png')
+    fig.savefig(p, dpi=90)
+    print('plot: %s' % p)
+
+
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
@@ -155,6 +199,8 @@ def main():
         summary(rows, outdir, extra or 'romio')
     elif kind == 'sweep':
         sweep(rows, outdir, extra)
+    elif kind == 'iorsweep':
+        iorsweep(rows, outdir)
     else:
         sys.exit('unknown plot kind %s' % kind)
 
