@@ -5,8 +5,11 @@
  * a host busy outside MPI never stalls the others.
  *
  * A client sends its whole sorted lock list in one REQUEST and gets one
- * GRANT (or an ERROR); a RELEASE needs no answer.  Messages (sfio_lockmsg
- * behind a small frame naming the service and the sender's rank):
+ * GRANT (or an ERROR); a RELEASE needs no answer, unless the hold lasted
+ * half the time the host takes to drop a silent holder: then the host
+ * confirms it (GRANT) or says the list was taken away (ERROR -ENOLCK).
+ * Messages (sfio_lockmsg behind a small frame naming the service and the
+ * sender's rank):
  *   client -> host  REQUEST {client, request, ranges}, RELEASE {client, request}
  *   host -> client  GRANT {client, request}, ERROR {client, request, errno}
  *   host -> client  PING;  client -> host  PONG (the client's progress
@@ -28,7 +31,8 @@
  * or frozen holder blocks the others for at most probe_ms + dead_ms plus
  * a tick, while a holder that is merely slow, or a rank asleep outside
  * MPI, keeps its locks: its progress thread answers.  A dropped client
- * that wakes up learns it from its next release or request (-ENOLCK).
+ * that wakes up learns it from its release (a long hold's release is
+ * confirmed) or its next request (-ENOLCK).
  * Independently, a client waits for its grant at most timeout_ms, then
  * withdraws its list and fails with -ETIMEDOUT (a dead or unreachable
  * host, or a live holder slower than that).
