@@ -10,6 +10,9 @@
  *                    twice around a wait and checks that they did not
  *                    change.  A conflicting list held meanwhile would change
  *                    them.  Also: no grant waits longer than --limit s.
+ *   locksvc.long     lists of the service's longest length (about 1600
+ *                    one-cell ranges, the largest messages), exclusive,
+ *                    checked as above; ranks of one parity conflict.
  *   locksvc.stress   the same without waits and without checks, --stress N
  *                    lists per rank: completes (no deadlock) within the
  *                    run's timeout.
@@ -206,6 +209,38 @@ static void run_lists(mca_common_sfio_locksvc_t *svc, int fd, int rounds, int ce
     report(name, bad + errs + over, why);
 }
 
+/* Lists as long as a message holds: every other cell from an offset of
+ * rank + round parity. */
+static void run_long(mca_common_sfio_locksvc_t *svc, int fd, int rounds)
+{
+    size_t n = mca_common_sfio_locksvc_max_ranges(svc);
+    mca_common_sfio_range_t *r = malloc(n * sizeof(*r));
+    mca_common_sfio_rangelist_t l = { r, n, n, true };
+    int bad = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int it = 0; it < rounds; ++it) {
+        uint64_t parity = (uint64_t) ((rank + it) % 2);
+        for (size_t i = 0; i < n; ++i) {
+            r[i].offset = (2 * i + parity) * 4;
+            r[i].length = 4;
+        }
+        int rc = mca_common_sfio_locksvc_acquire(svc, &l, true);
+        if (0 != rc) {
+            fprintf(stderr, "rank %d: long list of %zu: %s\n", rank, n, strerror(-rc));
+            bad++;
+            continue;
+        }
+        uint32_t stamp = ((uint32_t) (rank + 1) << 20) | (uint32_t) it;
+        bad += 0 != cells_write(fd, &l, stamp);
+        usleep(500);
+        (void) cells_sum(fd, &l, stamp, &bad);
+        bad += 0 != mca_common_sfio_locksvc_release(svc);
+    }
+    free(r);
+    report("locksvc.long", bad + (n < 1000), "cells changed under a long list, an error, or "
+                                             "lists shorter than 1000 ranges");
+}
+
 /* A rank that is not the host freezes holding the whole file. */
 static void run_frozen(int fd, int64_t probe_ms, int64_t dead_ms)
 {
@@ -303,6 +338,7 @@ int main(int argc, char **argv)
 
     mca_common_sfio_locksvc_t *svc = open_svc(60000, 1000, 10000);
     run_lists(svc, fd, rounds, cells, true, limit, "locksvc.safety");
+    run_long(svc, fd, 10);
     double t0 = now();
     run_lists(svc, fd, stress, cells, false, limit, "locksvc.stress");
     if (0 == rank) {
