@@ -17,6 +17,9 @@
 #   --np LIST        process counts (default "2 4 8"; lock modes "2 8")
 #   --lock-modes L   lock modes also run over fs versioned and fs ufs
 #                    (default "listlock rangelock filelock"; "" skips them)
+#   --lock-backends L  lock backends (fbtl_versioned_lock_backend) under
+#                    listlock, with t_locksvc and t_stall on the service
+#                    (default "fcntl service"; "" skips them)
 #   --crash-runs N   kill -9 runs per process count (default 4)
 #   --no-collective  skip the collective serializability check (t_serial
 #                    --collective-only: collective atomic writes through the
@@ -55,6 +58,7 @@ stock=0
 nps="2 4 8"
 lock_modes="listlock rangelock filelock"
 lock_nps="2 8"
+lock_backends="fcntl service"
 crash_runs=4
 first_runs=3
 first=1
@@ -74,6 +78,7 @@ while [ $# -gt 0 ]; do
     --romio) stock=2; shift ;;
     --np) nps=$2; lock_nps=$2; shift 2 ;;
     --lock-modes) lock_modes=$2; shift 2 ;;
+    --lock-backends) lock_backends=$2; shift 2 ;;
     --crash-runs) crash_runs=$2; shift 2 ;;
     --no-collective) coll=0; shift ;;
     --no-adaptive) adaptive=0; shift ;;
@@ -146,6 +151,11 @@ else
             prog[$p]=$workdir/bin/$p
         done
     fi
+fi
+# t_locksvc links the engine: only from the build tree ($T_LOCKSVC or
+# --bindir), never built here
+if [ -n "$bindir" ] && [ -x "$bindir/t_locksvc" ]; then prog[t_locksvc]=$bindir/t_locksvc
+elif [ -n "${T_LOCKSVC:-}" ] && [ -x "$T_LOCKSVC" ]; then prog[t_locksvc]=$T_LOCKSVC
 fi
 for p in $programs; do
     if [ ! -x "${prog[$p]}" ]; then
@@ -285,6 +295,29 @@ if [ "$stock" = 0 ] && [ -n "$lock_modes" ]; then
     run "t_serial np=${lock_nps##* } fs=versioned mode=auto io_depth=8" 120 \
         $mpirun_cmd -np ${lock_nps##* } --mca fs versioned --mca fbtl versioned $depth "${prog[t_serial]}" $seedarg
 fi
+# Who takes the lock lists (fbtl_versioned_lock_backend), each named,
+# under listlock: the checkers, a rank asleep outside MPI while the
+# others lock (the service's host among the sleepers), and the service
+# driven directly (t_locksvc: safety, stress, frozen holder, timeout).
+if [ "$stock" = 0 ] && [ -n "$lock_backends" ]; then
+    for np in $lock_nps; do
+        for be in $lock_backends; do
+            m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned --mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_lock_backend $be"
+            run "t_atomicity np=$np mode=listlock backend=$be" 120 $m "${prog[t_atomicity]}" --rounds 10
+            run "t_serial np=$np mode=listlock backend=$be" 120 $m "${prog[t_serial]}" $seedarg
+            if [ "$be" = service ]; then
+                for s in 0 1; do
+                    run "t_stall np=$np mode=listlock backend=$be sleeper=$s" 120 $m \
+                        "${prog[t_stall]}" --sleeper $s --sleep $stall_sleep
+                done
+            fi
+        done
+        if [ -n "${prog[t_locksvc]:-}" ] && [ "$np" -ge 2 ]; then
+            run "t_locksvc np=$np" 180 $mpirun_cmd -np $np "${prog[t_locksvc]}"
+        fi
+    done
+fi
+
 # fcoll/adaptive: atomic collective writes must equal one serial order
 # whichever algorithm is forced, without the suite's fcoll proxy (stock fs
 # ufs + fbtl posix: the component's own rank-order rule over disjoint

@@ -190,6 +190,32 @@ START_TEST(the_mode_table_is_complete)
 }
 END_TEST
 
+/* The lock service is opened only where lists may be locked, and where
+ * the backend asks for it (auto: across nodes). */
+START_TEST(the_lock_service_is_wanted_only_where_it_serves)
+{
+    for (int b = 0; b < mca_common_sfio_lock_backend_count; ++b) {
+        int backend = (int) mca_common_sfio_lock_backends[b].id;
+        ck_assert_int_eq(backend, b);
+        ck_assert_ptr_nonnull(mca_common_sfio_lock_backends[b].name);
+        for (int m = -1; m < 6; ++m) {
+            for (int store = 0; store < 2; ++store) {
+                for (int spans = 0; spans < 2; ++spans) {
+                    bool may_lock = is_lock_mode(m) || (MCA_COMMON_SFIO_ATOMIC_AUTO == m && !store);
+                    bool want = MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE == backend ? may_lock
+                              : MCA_COMMON_SFIO_LOCK_BACKEND_AUTO == backend   ? may_lock && spans
+                                                                                : false;
+                    ck_assert_int_eq(want, mca_common_sfio_route_wants_locksvc(backend, m, store,
+                                                                               spans));
+                }
+            }
+        }
+    }
+    ck_assert(!mca_common_sfio_route_wants_locksvc(99, MCA_COMMON_SFIO_ATOMIC_LISTLOCK, false,
+                                                   true));
+}
+END_TEST
+
 static Suite *route_suite(void)
 {
     Suite *s = suite_create("route");
@@ -201,6 +227,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, an_unknown_mode_serves_nothing_atomic);
     tcase_add_test(tc, safety_holds_for_every_combination);
     tcase_add_test(tc, the_mode_table_is_complete);
+    tcase_add_test(tc, the_lock_service_is_wanted_only_where_it_serves);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -78,11 +78,31 @@ static int lf_load(char *why, size_t len)
 #define CQ_BATCH 16
 #define WAIT_MS 100   /* a blocking CQ read returns this often to see stop */
 
-/* A posted receive: the provider's context first (FI_CONTEXT mode). */
+/* Every message starts with this header; the payload follows at an
+ * aligned offset. */
+typedef struct {
+    uint8_t proto;
+    uint8_t reserved[7];
+} wire_header_t;
+#define HDR sizeof(wire_header_t)
+
+/* What an operation's context is (the provider's context comes first:
+ * FI_CONTEXT mode). */
+enum { OP_RECV = 1, OP_SEND = 2 };
+
+/* A posted receive, of the endpoint's largest message. */
 typedef struct {
     struct fi_context2 ctx;
-    char buf[MCA_COMMON_SFIO_FABRIC_MSG_MAX];
+    int op;
+    char *buf;
 } recv_slot_t;
+
+/* A message sent with fi_send: the copy lives until its completion. */
+typedef struct {
+    struct fi_context2 ctx;
+    int op;
+    char buf[];
+} send_slot_t;
 
 typedef struct {
     size_t len;
@@ -105,11 +125,15 @@ static struct {
     pthread_t thread;
     atomic_bool stop;
     recv_slot_t *recvs;
+    char *recv_bufs;
+    size_t msg_max;         /* largest payload */
+    size_t inject_max;      /* largest payload injected */
+    _Atomic(mca_common_sfio_fabric_handler_t) handlers[MCA_COMMON_SFIO_FABRIC_PROTOS];
+    _Atomic(mca_common_sfio_fabric_tick_t) ticks[MCA_COMMON_SFIO_FABRIC_PROTOS];
     char name[MCA_COMMON_SFIO_FABRIC_NAME_MAX];
     size_t namelen;
     peer_t *peers;
     size_t npeers, peers_cap;
-    mca_common_sfio_fabric_handler_t handler;
 } fab = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 const char *mca_common_sfio_fabric_why(void)
@@ -138,7 +162,7 @@ static void pause_us(long us)
 static int post_recv(recv_slot_t *r)
 {
     for (;;) {
-        ssize_t rc = fi_recv(fab.ep, r->buf, sizeof(r->buf), NULL, FI_ADDR_UNSPEC, &r->ctx);
+        ssize_t rc = fi_recv(fab.ep, r->buf, HDR + fab.msg_max, NULL, FI_ADDR_UNSPEC, &r->ctx);
         if (-FI_EAGAIN != rc) {
             return 0 == rc ? 0 : -EIO;
         }
@@ -148,12 +172,33 @@ static int post_recv(recv_slot_t *r)
 
 static void on_completion(const struct fi_cq_msg_entry *e)
 {
-    if (!(e->flags & FI_RECV) || NULL == e->op_context) {
+    if (NULL == e->op_context) {
+        return;
+    }
+    if (OP_SEND == ((send_slot_t *) e->op_context)->op) {
+        free(e->op_context);
         return;
     }
     recv_slot_t *r = (recv_slot_t *) e->op_context;
-    fab.handler(r->buf, e->len);
+    const wire_header_t *h = (const wire_header_t *) r->buf;
+    if (e->len >= HDR && h->proto < MCA_COMMON_SFIO_FABRIC_PROTOS) {
+        mca_common_sfio_fabric_handler_t fn = atomic_load(&fab.handlers[h->proto]);
+        if (NULL != fn) {
+            fn(r->buf + HDR, e->len - HDR);
+        }
+    }
     (void) post_recv(r);
+}
+
+static void run_ticks(void)
+{
+    int64_t now = now_ms();
+    for (int p = 0; p < MCA_COMMON_SFIO_FABRIC_PROTOS; ++p) {
+        mca_common_sfio_fabric_tick_t fn = atomic_load(&fab.ticks[p]);
+        if (NULL != fn) {
+            fn(now);
+        }
+    }
 }
 
 static void on_error(void)
@@ -163,10 +208,15 @@ static void on_error(void)
     if (fi_cq_readerr(fab.cq, &err, 0) <= 0) {
         return;
     }
-    /* a receive that failed (truncated, ...) is posted again; a canceled
-     * one (endpoint closing) is not */
-    if ((err.flags & FI_RECV) && NULL != err.op_context && FI_ECANCELED != err.err &&
-        !atomic_load(&fab.stop)) {
+    if (NULL == err.op_context) {
+        return;
+    }
+    /* a send that failed frees its copy (its sender learns of it by its
+     * own timeout); a receive that failed (truncated, ...) is posted
+     * again, a canceled one (endpoint closing) is not */
+    if (OP_SEND == ((send_slot_t *) err.op_context)->op) {
+        free(err.op_context);
+    } else if (FI_ECANCELED != err.err && !atomic_load(&fab.stop)) {
         (void) post_recv((recv_slot_t *) err.op_context);
     }
 }
@@ -176,6 +226,7 @@ static void *progress_main(void *arg)
     (void) arg;
     struct fi_cq_msg_entry e[CQ_BATCH];
     long idle_us = 1;
+    int64_t next_tick = now_ms() + MCA_COMMON_SFIO_FABRIC_TICK_MS;
 #ifdef __linux__
     (void) pthread_setname_np(pthread_self(), "sfio-fabric");
 #endif
@@ -193,6 +244,10 @@ static void *progress_main(void *arg)
             /* polling provider: back off while idle, up to 1 ms */
             pause_us(idle_us);
             idle_us = idle_us < 1000 ? 2 * idle_us : 1000;
+        }
+        if (now_ms() >= next_tick) {
+            run_ticks();
+            next_tick = now_ms() + MCA_COMMON_SFIO_FABRIC_TICK_MS;
         }
     }
     return NULL;
@@ -220,6 +275,7 @@ static void teardown(void)
         fi_freeinfo(fab.info);
     }
     free(fab.recvs);
+    free(fab.recv_bufs);
     free(fab.peers);
     fab.ep = NULL;
     fab.av = NULL;
@@ -228,6 +284,7 @@ static void teardown(void)
     fab.fabric = NULL;
     fab.info = NULL;
     fab.recvs = NULL;
+    fab.recv_bufs = NULL;
     fab.peers = NULL;
     fab.npeers = fab.peers_cap = 0;
 }
@@ -315,9 +372,18 @@ static int start_locked(const char *want)
     if (0 != rc) {
         return rc;
     }
-    if (fab.info->tx_attr->inject_size < MCA_COMMON_SFIO_FABRIC_MSG_MAX) {
-        snprintf(fab.why, sizeof(fab.why), "provider %s injects only %zu bytes",
-                 fab.info->fabric_attr->prov_name, fab.info->tx_attr->inject_size);
+    /* small messages are injected when the provider can; larger ones up
+     * to what every receive buffer holds are sent from a copy */
+    size_t inject = fab.info->tx_attr->inject_size;
+    size_t biggest = fab.info->ep_attr->max_msg_size;
+    fab.inject_max = inject > HDR ? inject - HDR : 0;
+    fab.msg_max = MCA_COMMON_SFIO_FABRIC_BIG_MAX;
+    if (biggest < HDR + fab.msg_max) {
+        fab.msg_max = biggest > HDR ? biggest - HDR : 0;
+    }
+    if (fab.msg_max < MCA_COMMON_SFIO_FABRIC_MSG_MAX) {
+        snprintf(fab.why, sizeof(fab.why), "provider %s sends only %zu bytes",
+                 fab.info->fabric_attr->prov_name, biggest);
         return -ENOTSUP;
     }
     rc = fi_fabric(fab.info->fabric_attr, &fab.fabric, NULL);
@@ -366,10 +432,13 @@ static int start_locked(const char *want)
         return -EIO;
     }
     fab.recvs = calloc(NRECV, sizeof(*fab.recvs));
-    if (NULL == fab.recvs) {
+    fab.recv_bufs = malloc(NRECV * (HDR + fab.msg_max));
+    if (NULL == fab.recvs || NULL == fab.recv_bufs) {
         return -ENOMEM;
     }
     for (int i = 0; i < NRECV; ++i) {
+        fab.recvs[i].op = OP_RECV;
+        fab.recvs[i].buf = fab.recv_bufs + (size_t) i * (HDR + fab.msg_max);
         if (0 != post_recv(&fab.recvs[i])) {
             snprintf(fab.why, sizeof(fab.why), "fi_recv on provider %s failed",
                      fab.info->fabric_attr->prov_name);
@@ -409,9 +478,11 @@ int mca_common_sfio_fabric_start(const char *want, mca_common_sfio_fabric_handle
     static bool atexit_done = false;
     bool started = false;
     pthread_mutex_lock(&fab.lock);
+    if (NULL != handler) {
+        atomic_store(&fab.handlers[MCA_COMMON_SFIO_FABRIC_PROTO_COORD], handler);
+    }
     if (0 == fab.state) {
         fab.why[0] = '\0';
-        fab.handler = handler;
         int rc = lf_load(fab.why, sizeof(fab.why));
         if (0 == rc) {
             rc = start_locked(NULL == want ? "" : want);
@@ -500,23 +571,62 @@ int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p)
     return rc;
 }
 
-int mca_common_sfio_fabric_send(uint64_t peer, const void *msg, size_t len, int64_t timeout_ms)
+void mca_common_sfio_fabric_handle(mca_common_sfio_fabric_proto_t proto,
+                                   mca_common_sfio_fabric_handler_t handler,
+                                   mca_common_sfio_fabric_tick_t tick)
+{
+    if (proto < MCA_COMMON_SFIO_FABRIC_PROTOS) {
+        atomic_store(&fab.handlers[proto], handler);
+        atomic_store(&fab.ticks[proto], tick);
+    }
+}
+
+size_t mca_common_sfio_fabric_msg_max(void)
+{
+    return 1 == fab.state ? fab.msg_max : 0;
+}
+
+int mca_common_sfio_fabric_send_proto(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
+                                      const void *msg, size_t len, int64_t timeout_ms)
 {
     int64_t deadline = -1;
-    if (len > MCA_COMMON_SFIO_FABRIC_MSG_MAX) {
-        return -EINVAL;
+    if (1 != fab.state) {
+        return -ENOTCONN;
     }
+    if (len > fab.msg_max || proto >= MCA_COMMON_SFIO_FABRIC_PROTOS) {
+        return -EMSGSIZE;
+    }
+    /* header and payload in one buffer: on the stack when injected, a
+     * heap copy owned by the completion when sent */
+    bool inject = len <= fab.inject_max && len <= MCA_COMMON_SFIO_FABRIC_MSG_MAX;
+    char small[HDR + MCA_COMMON_SFIO_FABRIC_MSG_MAX];
+    send_slot_t *big = NULL;
+    char *wire = small;
+    if (!inject) {
+        big = malloc(sizeof(*big) + HDR + len);
+        if (NULL == big) {
+            return -ENOMEM;
+        }
+        big->op = OP_SEND;
+        wire = big->buf;
+    }
+    memset(wire, 0, HDR);
+    ((wire_header_t *) wire)->proto = (uint8_t) proto;
+    memcpy(wire + HDR, msg, len);
     for (;;) {
-        ssize_t rc = fi_inject(fab.ep, msg, len, (fi_addr_t) peer);
+        ssize_t rc = inject ? fi_inject(fab.ep, wire, HDR + len, (fi_addr_t) peer)
+                            : fi_send(fab.ep, wire, HDR + len, NULL, (fi_addr_t) peer, &big->ctx);
         if (0 == rc) {
             return 0;
         }
         if (-FI_EAGAIN != rc) {
+            free(big);
             return -EIO;
         }
         if (deadline < 0) {
             deadline = now_ms() + timeout_ms;
         } else if (now_ms() > deadline) {
+            free(big);
             return -ETIMEDOUT;
         }
         /* the provider needs progress (connection set-up, flow control):
@@ -527,4 +637,10 @@ int mca_common_sfio_fabric_send(uint64_t peer, const void *msg, size_t len, int6
             pause_us(10);
         }
     }
+}
+
+int mca_common_sfio_fabric_send(uint64_t peer, const void *msg, size_t len, int64_t timeout_ms)
+{
+    return mca_common_sfio_fabric_send_proto(peer, MCA_COMMON_SFIO_FABRIC_PROTO_COORD, msg, len,
+                                             timeout_ms);
 }

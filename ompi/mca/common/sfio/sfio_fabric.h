@@ -6,10 +6,19 @@
  * by the first file that needs it and stopped when the engine closes (or
  * at exit): the provider is chosen by sfio_coordplan from fi_getinfo's
  * list, or named by the caller.  A thread named sfio-fabric reads the
- * completion queue and hands every received message to the handler, so
- * messages are served (and a manual-progress provider such as tcp;ofi_rxm
- * progresses) whatever the process's main thread does.  Sends are small
- * injected messages (fi_inject) from any thread (FI_THREAD_SAFE).
+ * completion queue and hands every received message to the handler of
+ * its protocol, so messages are served (and a manual-progress provider
+ * such as tcp;ofi_rxm progresses) whatever the process's main thread
+ * does.  Several services share the endpoint: a message starts with a
+ * small header naming its protocol (the coordination counters, the lock
+ * manager), and each protocol has one handler and an optional tick, a
+ * call the thread makes at least every TICK_MS (timeouts, probes).
+ *
+ * Sends go from any thread (FI_THREAD_SAFE): a message that fits the
+ * provider's inject size is injected (fi_inject, no completion); a larger
+ * one, up to mca_common_sfio_fabric_msg_max(), is copied and sent with
+ * fi_send, and the progress thread frees the copy at its completion.
+ * Every posted receive holds the largest message, so none is truncated.
  *
  * Peers are known by the opaque addresses of _name, exchanged by the
  * caller (over the file's communicator) and turned into handles by _peer.
@@ -21,20 +30,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest message and address handled. */
+/* Messages of at most MSG_MAX bytes can always be sent; larger ones up
+ * to mca_common_sfio_fabric_msg_max() (at most BIG_MAX).  Largest
+ * address handled. */
 #define MCA_COMMON_SFIO_FABRIC_MSG_MAX 64
+#define MCA_COMMON_SFIO_FABRIC_BIG_MAX 32768
 #define MCA_COMMON_SFIO_FABRIC_NAME_MAX 128
+/* The progress thread calls every protocol's tick at least this often. */
+#define MCA_COMMON_SFIO_FABRIC_TICK_MS 100
+
+/* The protocols sharing the endpoint. */
+typedef enum {
+    MCA_COMMON_SFIO_FABRIC_PROTO_COORD = 0,   /* counters (sfio_coord_ofi) */
+    MCA_COMMON_SFIO_FABRIC_PROTO_LOCK = 1,    /* list-lock manager (sfio_locksvc) */
+    MCA_COMMON_SFIO_FABRIC_PROTOS
+} mca_common_sfio_fabric_proto_t;
 
 /* Called on the progress thread for every message received; it must not
  * block (it may send). */
 typedef void (*mca_common_sfio_fabric_handler_t)(const void *msg, size_t len);
+/* Called on the progress thread about every TICK_MS; now_ms: the
+ * monotonic clock in ms.  Must not block (it may send). */
+typedef void (*mca_common_sfio_fabric_tick_t)(int64_t now_ms);
 
 /*
  * Starts the endpoint once per process (later calls return the first
- * outcome, whatever they pass).  want: NULL, "" or "auto", or a provider
- * name (see mca_common_sfio_coordplan_provider).  Returns 0, or a negative
- * errno with the reason in mca_common_sfio_fabric_why().  *started_p
- * (may be NULL): this call started it.
+ * outcome, whatever provider they name).  want: NULL, "" or "auto", or a
+ * provider name (see mca_common_sfio_coordplan_provider).  handler (may be
+ * NULL): the handler of PROTO_COORD, set by every call that passes one.
+ * Returns 0, or a negative errno with the reason in
+ * mca_common_sfio_fabric_why().  *started_p (may be NULL): this call
+ * started it.
  */
 int mca_common_sfio_fabric_start(const char *want, mca_common_sfio_fabric_handler_t handler,
                                  bool *started_p);
@@ -48,11 +74,28 @@ const char *mca_common_sfio_fabric_describe(void);
 /* This process's address (len bytes, at most NAME_MAX). */
 int mca_common_sfio_fabric_name(void *name, size_t *len_p);
 
+/* Sets the handler and tick (either may be NULL) of a protocol; they stay
+ * for the life of the process (a service that has nothing to serve
+ * ignores what comes).  Takes effect before the next message. */
+void mca_common_sfio_fabric_handle(mca_common_sfio_fabric_proto_t proto,
+                                   mca_common_sfio_fabric_handler_t handler,
+                                   mca_common_sfio_fabric_tick_t tick);
+
+/* The largest message the running endpoint sends (MSG_MAX .. BIG_MAX;
+ * 0 when not started). */
+size_t mca_common_sfio_fabric_msg_max(void);
+
 /* Handle of the peer at the given address (inserted once per process). */
 int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p);
 
-/* Sends len <= MSG_MAX bytes; retries while the provider is busy until
- * timeout_ms (then -ETIMEDOUT); other failures -EIO. */
+/* Sends len <= msg_max() bytes of protocol proto; retries while the
+ * provider is busy until timeout_ms (then -ETIMEDOUT); -EMSGSIZE, -ENOMEM,
+ * other failures -EIO.  0 means the provider took the message: a
+ * reliable endpoint delivers it unless the peer is gone. */
+int mca_common_sfio_fabric_send_proto(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
+                                      const void *msg, size_t len, int64_t timeout_ms);
+
+/* The same for PROTO_COORD. */
 int mca_common_sfio_fabric_send(uint64_t peer, const void *msg, size_t len, int64_t timeout_ms);
 
 /* Stops the thread and closes the endpoint (engine close, exit). */

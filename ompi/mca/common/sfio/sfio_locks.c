@@ -35,10 +35,7 @@ int mca_common_sfio_locks_acquire(int fd, const mca_common_sfio_rangelist_t *loc
             }
             return rc;
         }
-        atomic_fetch_add(&stat_bytes, r->length);
     }
-    atomic_fetch_add(&stat_lists, 1);
-    atomic_fetch_add(&stat_ranges, locks->count);
     return 0;
 }
 
@@ -62,6 +59,49 @@ void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p)
     stats_p->lists = atomic_load(&stat_lists);
     stats_p->ranges = atomic_load(&stat_ranges);
     stats_p->bytes = atomic_load(&stat_bytes);
+}
+
+static int fcntl_acquire(void *ctx, const mca_common_sfio_rangelist_t *locks, bool exclusive)
+{
+    return mca_common_sfio_locks_acquire(*(const int *) ctx, locks, exclusive);
+}
+
+static int fcntl_release(void *ctx, const mca_common_sfio_rangelist_t *locks)
+{
+    mca_common_sfio_locks_release(*(const int *) ctx, locks);
+    return 0;
+}
+
+/* Builds the lock list of an access and takes it with locker (NULL:
+ * fcntl on *fd_p); on success the caller releases with unlock(). */
+static int lock(const mca_common_sfio_locker_t *locker, int *fd_p,
+                mca_common_sfio_lockmode_t mode, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                const mca_common_sfio_objects_t *objects, bool exclusive,
+                mca_common_sfio_locker_t *used_p, mca_common_sfio_rangelist_t *locks)
+{
+    *used_p = NULL != locker ? *locker : (mca_common_sfio_locker_t) {
+        .name = "fcntl", .max_ranges = 0, .acquire = fcntl_acquire, .release = fcntl_release,
+        .ctx = fd_p,
+    };
+    size_t bound = mca_common_sfio_lock_max_ranges;
+    if (0 != used_p->max_ranges && (0 == bound || used_p->max_ranges < bound)) {
+        bound = used_p->max_ranges;
+    }
+    int rc = mca_common_sfio_lockplan_build(mode, segs, nsegs, objects, locks);
+    if (0 == rc) {
+        rc = mca_common_sfio_lockplan_coarsen(locks, bound);
+    }
+    if (0 == rc) {
+        rc = used_p->acquire(used_p->ctx, locks, exclusive);
+        if (0 == rc) {
+            atomic_fetch_add(&stat_lists, 1);
+            atomic_fetch_add(&stat_ranges, locks->count);
+            for (size_t i = 0; i < locks->count; ++i) {
+                atomic_fetch_add(&stat_bytes, locks->ranges[i].length);
+            }
+        }
+    }
+    return rc;
 }
 
 static pthread_mutex_t locked_io = PTHREAD_MUTEX_INITIALIZER;
@@ -147,7 +187,8 @@ static int cache_private(int fd, mca_common_sfio_pcache_t *pc, const mca_common_
     return rc;
 }
 
-int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
+int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
+                                 mca_common_sfio_lockmode_t mode,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_objects_t *objects,
                                  mca_common_sfio_pcache_t *pcache, uint64_t *written_p)
@@ -183,21 +224,17 @@ int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
         }
     }
     if (0 == rc && nlocked > 0) {
-        rc = mca_common_sfio_lockplan_build(mode, locked, nlocked, NULL, &locks);
+        mca_common_sfio_locker_t used;
+        pthread_mutex_lock(&locked_io);
+        rc = lock(locker, &fd, mode, locked, nlocked, NULL, true, &used, &locks);
         if (0 == rc) {
-            rc = mca_common_sfio_lockplan_coarsen(&locks, mca_common_sfio_lock_max_ranges);
+            n = 0;
+            rc = mca_common_sfio_posix_write_segs(fd, locked, nlocked, &n);
+            done += n;
+            int urc = used.release(used.ctx, &locks);
+            rc = 0 != rc ? rc : urc;
         }
-        if (0 == rc) {
-            pthread_mutex_lock(&locked_io);
-            rc = mca_common_sfio_locks_acquire(fd, &locks, true);
-            if (0 == rc) {
-                n = 0;
-                rc = mca_common_sfio_posix_write_segs(fd, locked, nlocked, &n);
-                done += n;
-                mca_common_sfio_locks_release(fd, &locks);
-            }
-            pthread_mutex_unlock(&locked_io);
-        }
+        pthread_mutex_unlock(&locked_io);
     }
     mca_common_sfio_rangelist_destroy(&locks);
     free(priv);
@@ -206,7 +243,8 @@ int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
     return rc;
 }
 
-int mca_common_sfio_locked_read(int fd, mca_common_sfio_lockmode_t mode,
+int mca_common_sfio_locked_read(int fd, const mca_common_sfio_locker_t *locker,
+                                mca_common_sfio_lockmode_t mode,
                                 const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                 const mca_common_sfio_objects_t *objects,
                                 mca_common_sfio_pcache_t *pcache,
@@ -216,21 +254,17 @@ int mca_common_sfio_locked_read(int fd, mca_common_sfio_lockmode_t mode,
     mca_common_sfio_rangelist_t locks;
     int rc;
 
+    mca_common_sfio_locker_t used;
     mca_common_sfio_rangelist_init(&locks);
-    rc = mca_common_sfio_lockplan_build(mode, segs, nsegs,
-                                        MCA_COMMON_SFIO_LOCK_LIST == mode ? objects : NULL, &locks);
+    pthread_mutex_lock(&locked_io);
+    rc = lock(locker, &fd, mode, segs, nsegs, MCA_COMMON_SFIO_LOCK_LIST == mode ? objects : NULL,
+              false, &used, &locks);
     if (0 == rc) {
-        rc = mca_common_sfio_lockplan_coarsen(&locks, mca_common_sfio_lock_max_ranges);
+        rc = mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, scratch, read_p);
+        int urc = used.release(used.ctx, &locks);
+        rc = 0 != rc ? rc : urc;
     }
-    if (0 == rc) {
-        pthread_mutex_lock(&locked_io);
-        rc = mca_common_sfio_locks_acquire(fd, &locks, false);
-        if (0 == rc) {
-            rc = mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, scratch, read_p);
-            mca_common_sfio_locks_release(fd, &locks);
-        }
-        pthread_mutex_unlock(&locked_io);
-    }
+    pthread_mutex_unlock(&locked_io);
     if (0 == rc && NULL != pcache) {
         /* this rank's private bytes not yet in the file (nobody else can
          * have written them meanwhile) */

@@ -1,6 +1,11 @@
 /*
  * sfio_locks: byte-range locks for the lock modes of atomic mode.
  *
+ * Who takes a lock list is a locker (an operations table): by default
+ * OFD fcntl locks on the file's descriptor, below; or the file's list-lock
+ * service across nodes (sfio_locksvc supplies its locker), which takes a
+ * whole list in one request.
+ *
  * Open-file-description (OFD) fcntl locks on the file's own descriptor:
  * any POSIX file system with byte-range locks, no server, owned by the
  * file handle (two handles of one process exclude each other) and dropped
@@ -29,6 +34,18 @@ typedef struct mca_common_sfio_lock_stats_t {
     uint64_t bytes;       /* bytes covered */
 } mca_common_sfio_lock_stats_t;
 
+/* A lock service's operations.  acquire takes the whole normalized list
+ * (at most max_ranges ranges, 0: no bound), exclusive for writes, or
+ * nothing; release gives it back and may report that the list was taken
+ * away meanwhile.  Both return 0 or a negative errno. */
+typedef struct mca_common_sfio_locker_t {
+    const char *name;
+    size_t max_ranges;
+    int (*acquire)(void *ctx, const mca_common_sfio_rangelist_t *locks, bool exclusive);
+    int (*release)(void *ctx, const mca_common_sfio_rangelist_t *locks);
+    void *ctx;
+} mca_common_sfio_locker_t;
+
 /* Takes every range of locks (normalized) on fd, ascending, waiting as
  * needed; exclusive for writes.  On failure nothing stays locked.
  * Returns 0 or a negative errno. */
@@ -50,7 +67,7 @@ SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_limit;
  * cached (larger pieces are written at once).  Set once by the fbtl. */
 SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_piece_max;
 
-/* An atomic write under locks: private bytes (objects, LIST mode) first
+/* An atomic write under locks (locker NULL: fcntl on fd): private bytes (objects, LIST mode) first
  * without a lock, then the lock list of the rest, the write, the unlock.
  * Locked accesses of one process are serialized (one descriptor holds
  * one list at a time).  Returns 0 and the bytes written, or a negative
@@ -61,14 +78,16 @@ SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_piece_max;
  * cache back.  The bytes a cached write ends with are written through
  * when they extend the file, so the file's size is what the write made
  * it. */
-int mca_common_sfio_locked_write(int fd, mca_common_sfio_lockmode_t mode,
+int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
+                                 mca_common_sfio_lockmode_t mode,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_objects_t *objects,
                                  mca_common_sfio_pcache_t *pcache, uint64_t *written_p);
 
 /* An atomic read under shared locks of the bytes it reads; then the
  * cached private bytes of pcache (may be NULL) over what the file had. */
-int mca_common_sfio_locked_read(int fd, mca_common_sfio_lockmode_t mode,
+int mca_common_sfio_locked_read(int fd, const mca_common_sfio_locker_t *locker,
+                                mca_common_sfio_lockmode_t mode,
                                 const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                 const mca_common_sfio_objects_t *objects,
                                 mca_common_sfio_pcache_t *pcache,

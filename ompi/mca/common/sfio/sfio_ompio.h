@@ -49,6 +49,10 @@ typedef struct mca_common_sfio_file_t {
     /* List-locking atomic mode: this rank's private bytes not yet written,
      * written by the group at its next collective point. */
     mca_common_sfio_pcache_t pcache;
+    /* Lock modes across nodes: the file's list-lock service and its
+     * locker (NULL: fcntl locks). */
+    struct mca_common_sfio_locksvc_t *locksvc;
+    mca_common_sfio_locker_t locker;
     /* The first error (MPI code) of a blocking fbtl write since the last
      * sync.  Stock io/ompio drops a negative fbtl result of an independent
      * call (common_ompio_file_write counts only what was written), so
@@ -159,6 +163,18 @@ SFIO_EXPORT int mca_common_sfio_fs_sync(ompio_file_t *fh);
 /* Registers an enum MCA parameter "atomic_mode" of component c over the
  * table, storing the choice in *storage. */
 SFIO_EXPORT int mca_common_sfio_atomic_mode_register(const mca_base_component_t *c, int *storage);
+
+/* Registers the enum "lock_backend" of component c (sfio_route's table). */
+SFIO_EXPORT int mca_common_sfio_lock_backend_register(const mca_base_component_t *c, int *storage);
+
+/* Set once by fbtl/versioned from its parameters: the lock backend, the
+ * atomic mode (whether files may lock at all), and the list-lock
+ * service's timeouts (see sfio_locksvc.h). */
+SFIO_EXPORT extern int mca_common_sfio_lock_backend;
+SFIO_EXPORT extern int mca_common_sfio_lock_atomic_mode;
+SFIO_EXPORT extern int64_t mca_common_sfio_lock_wait_ms;
+SFIO_EXPORT extern int64_t mca_common_sfio_lock_probe_ms;
+SFIO_EXPORT extern int64_t mca_common_sfio_lock_dead_ms;
 
 
 /* The current fbtl call's I/O array as engine segments.  Returns 0 and a

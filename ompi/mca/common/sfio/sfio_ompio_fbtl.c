@@ -133,6 +133,7 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
             .ops = ops_of_kind[r.kind],
             .store = r.with_store ? f->store : NULL,
             .lockmode = r.lockmode,
+            .locker = NULL != f && NULL != f->locksvc ? &f->locker : NULL,
             .objects = r.with_objects ? mca_common_sfio_file_objects(f) : NULL,
             .pcache = r.with_pcache ? pc : NULL,
         };

@@ -344,6 +344,8 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
                 err = mca_common_sfio_errno_to_mpi(-rc);
             }
         }
+        int lrc = sfio_ompio_locksvc_close(f);
+        err = MPI_SUCCESS != err ? err : lrc;
         /* OMPIO unselects fcoll and sharedfp after fs close. */
         sfio_ompio_hooks_remove_at_close(f);
         sfio_ompio_untrack(fh);

@@ -260,6 +260,9 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
      * rank has the same view (all bytes shared) and nothing is written.
      * The test is the same on every rank. */
     uint64_t nth = f->set_views++;
+    if (0 == nth) {
+        (void) sfio_ompio_locksvc_open(fh, f);
+    }
     if (nth > 0) {
         /* cached bytes were private under the views that end here */
         int prc = mca_common_sfio_pcache_flush(fh, &f->pcache);
@@ -366,6 +369,8 @@ static int hooked_fs_close(ompio_file_t *fh)
         return MPI_ERR_INTERN;
     }
     int frc = mca_common_sfio_pcache_flush(fh, &f->pcache);
+    int lrc = sfio_ompio_locksvc_close(f);
+    frc = MPI_SUCCESS != frc ? frc : lrc;
     mca_fs_base_module_file_close_fn_t real_close = f->fs_real->fs_file_close;
     sfio_ompio_hooks_remove_at_close(f);
     fh->f_fs = f->fs_real;   /* OMPIO unselects the fs right after */

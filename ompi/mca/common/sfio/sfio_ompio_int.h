@@ -60,4 +60,12 @@ void sfio_ompio_hooks_install_at_open(mca_common_sfio_file_t *f);
 
 void sfio_ompio_hooks_remove_at_close(mca_common_sfio_file_t *f);
 
+/* Collective at the collective point inside MPI_File_open: opens f's
+ * list-lock service when the parameters ask for it; without it (or when
+ * it cannot start) the lock modes use fcntl.  Always MPI_SUCCESS. */
+int sfio_ompio_locksvc_open(ompio_file_t *fh, mca_common_sfio_file_t *f);
+
+/* Collective at close: closes f's service, if any. */
+int sfio_ompio_locksvc_close(mca_common_sfio_file_t *f);
+
 #endif

@@ -14,6 +14,7 @@
 
 #include "sfio_iobatch.h"
 #include "sfio_lockplan.h"
+#include "sfio_locks.h"
 #include "sfio_objects.h"
 #include "sfio_pcache.h"
 #include "sfio_posixio.h"
@@ -37,6 +38,7 @@ struct mca_common_sfio_path_t {
     const mca_common_sfio_path_ops_t *ops;
     mca_common_sfio_vstore_t *store;            /* versioned paths */
     mca_common_sfio_lockmode_t lockmode;        /* locked path */
+    const mca_common_sfio_locker_t *locker;     /* locked path: who locks (NULL: fcntl) */
     const mca_common_sfio_objects_t *objects;   /* private bytes, or NULL (all shared) */
     mca_common_sfio_pcache_t *pcache;           /* locked path: private bytes' cache, or NULL */
 };

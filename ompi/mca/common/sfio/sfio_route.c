@@ -83,3 +83,28 @@ mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route
     return (mca_common_sfio_route_t) { .kind = MCA_COMMON_SFIO_ROUTE_NONE,
                                        .say = MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE };
 }
+
+const mca_common_sfio_lock_backend_info_t mca_common_sfio_lock_backends[] = {
+    { MCA_COMMON_SFIO_LOCK_BACKEND_AUTO, "auto",
+      "the list-lock service when the ranks span nodes and its fabric starts, else fcntl" },
+    { MCA_COMMON_SFIO_LOCK_BACKEND_FCNTL, "fcntl",
+      "OFD fcntl byte-range locks on the file, one call per range" },
+    { MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE, "service",
+      "the suite's list-lock service (one host rank per file on libfabric, a whole list "
+      "in one request), also on one node; fcntl when it cannot start" },
+};
+const int mca_common_sfio_lock_backend_count =
+    (int) (sizeof(mca_common_sfio_lock_backends) / sizeof(mca_common_sfio_lock_backends[0]));
+
+bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool have_store,
+                                         bool spans_nodes)
+{
+    const mca_common_sfio_atomic_mode_info_t *mode = mca_common_sfio_atomic_mode_info(atomic_mode);
+    bool may_lock = NULL != mode &&
+                    (mode->locks || (MCA_COMMON_SFIO_ATOMIC_AUTO == mode->id && !have_store));
+    switch (backend) {
+    case MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE: return may_lock;
+    case MCA_COMMON_SFIO_LOCK_BACKEND_AUTO:    return may_lock && spans_nodes;
+    default:                                   return false;
+    }
+}

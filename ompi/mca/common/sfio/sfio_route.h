@@ -91,4 +91,30 @@ typedef struct mca_common_sfio_route_t {
  */
 mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route_facts_t *facts);
 
+/* Who takes the lock lists of the lock modes (fbtl_versioned_lock_backend);
+ * the table mca_common_sfio_lock_backends names them. */
+typedef enum {
+    MCA_COMMON_SFIO_LOCK_BACKEND_AUTO = 0,
+    MCA_COMMON_SFIO_LOCK_BACKEND_FCNTL = 1,
+    MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE = 2
+} mca_common_sfio_lock_backend_t;
+
+typedef struct mca_common_sfio_lock_backend_info_t {
+    mca_common_sfio_lock_backend_t id;
+    const char *name;
+    const char *help;
+} mca_common_sfio_lock_backend_info_t;
+
+extern const mca_common_sfio_lock_backend_info_t mca_common_sfio_lock_backends[];
+extern const int mca_common_sfio_lock_backend_count;
+
+/* Whether a file opens the list-lock service (at open, collectively; the
+ * answer must be the same on every rank): only when atomic accesses of the
+ * atomic mode may lock (a lock mode, or auto without a store), and then
+ * for service always, for auto when the ranks span nodes (on one node the
+ * kernel's fcntl locks need no round trip), for fcntl never.  When the
+ * service does not start, fcntl locks serve (said at verbose 1). */
+bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool have_store,
+                                         bool spans_nodes);
+
 #endif

@@ -27,6 +27,10 @@ static unsigned io_depth = 0;
 static size_t io_depth_min_segs = 64;
 static size_t private_cache = 64 * 1024 * 1024;
 static size_t private_cache_piece_max = 32 * 1024;
+static int lock_backend = 0;   /* MCA_COMMON_SFIO_LOCK_BACKEND_AUTO */
+static int lock_wait_timeout = 120000;
+static int lock_probe_after = 1000;
+static int lock_dead_timeout = 10000;
 
 /* The plain parameters (defaults: the variables' initial values). */
 static const mca_common_sfio_param_t params[] = {
@@ -73,6 +77,21 @@ static const mca_common_sfio_param_t params[] = {
       "Only writes whose private pieces average at most this many bytes go to the private "
       "cache (see private_cache); larger pieces cost little more than their bytes when "
       "written at once, while the collective flush moves every cached byte twice" },
+    { "lock_wait_timeout", MCA_BASE_VAR_TYPE_INT, &lock_wait_timeout,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "List-lock service (see lock_backend): milliseconds an atomic access waits for its "
+      "lock list before it withdraws it and fails with MPI_ERR_IO (a host that is gone, or "
+      "a live holder slower than this)" },
+    { "lock_probe_after", MCA_BASE_VAR_TYPE_INT, &lock_probe_after,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "List-lock service: when a lock list has waited this many milliseconds, the host "
+      "probes the holders that have been silent as long (their progress thread answers)" },
+    { "lock_dead_timeout", MCA_BASE_VAR_TYPE_INT, &lock_dead_timeout,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "List-lock service: a probed holder that does not answer within this many "
+      "milliseconds counts as dead: its locks are released and the process is refused "
+      "for the rest of the open (a dead holder blocks others at most lock_probe_after + "
+      "lock_dead_timeout + 0.1 s)" },
     { "io_depth", MCA_BASE_VAR_TYPE_UNSIGNED_INT, &io_depth,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
       "Requests in flight per process for an access of many noncontiguous pieces (the "
@@ -89,6 +108,7 @@ static int versioned_register(void)
     mca_common_sfio_component_register_params(c, params,
         sizeof(params) / sizeof(params[0]));
     (void) mca_common_sfio_atomic_mode_register(c, &mca_fbtl_versioned_atomic_mode);
+    (void) mca_common_sfio_lock_backend_register(c, &lock_backend);
     return OMPI_SUCCESS;
 }
 
@@ -106,6 +126,11 @@ static int versioned_open(void)
         .max_block = sieve_max_block,
     };
     mca_common_sfio_lock_max_ranges = lock_max_ranges;
+    mca_common_sfio_lock_backend = lock_backend;
+    mca_common_sfio_lock_atomic_mode = mca_fbtl_versioned_atomic_mode;
+    mca_common_sfio_lock_wait_ms = lock_wait_timeout > 0 ? lock_wait_timeout : 1;
+    mca_common_sfio_lock_probe_ms = lock_probe_after > 0 ? lock_probe_after : 1;
+    mca_common_sfio_lock_dead_ms = lock_dead_timeout > 0 ? lock_dead_timeout : 1;
     mca_common_sfio_pcache_limit = private_cache;
     mca_common_sfio_pcache_piece_max = private_cache_piece_max;
     mca_common_sfio_posix_depth = io_depth;
