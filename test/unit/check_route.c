@@ -190,8 +190,10 @@ START_TEST(the_mode_table_is_complete)
 }
 END_TEST
 
-/* The lock service is opened only where lists may be locked, and where
- * the backend asks for it (auto: across nodes). */
+/* The lock service is opened only where lists may be locked (the
+ * stated rule: a lock mode, or auto without a store on a writable
+ * handle), and where the backend asks for it (auto: across nodes); and
+ * never where no atomic access the decision can make would lock. */
 START_TEST(the_lock_service_is_wanted_only_where_it_serves)
 {
     for (int b = 0; b < mca_common_sfio_lock_backend_count; ++b) {
@@ -199,20 +201,34 @@ START_TEST(the_lock_service_is_wanted_only_where_it_serves)
         ck_assert_int_eq(backend, b);
         ck_assert_ptr_nonnull(mca_common_sfio_lock_backends[b].name);
         for (int m = -1; m < 6; ++m) {
-            for (int store = 0; store < 2; ++store) {
-                for (int spans = 0; spans < 2; ++spans) {
-                    bool may_lock = is_lock_mode(m) || (MCA_COMMON_SFIO_ATOMIC_AUTO == m && !store);
-                    bool want = MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE == backend ? may_lock
-                              : MCA_COMMON_SFIO_LOCK_BACKEND_AUTO == backend   ? may_lock && spans
-                                                                                : false;
-                    ck_assert_int_eq(want, mca_common_sfio_route_wants_locksvc(backend, m, store,
-                                                                               spans));
+            for (int bits = 0; bits < 8; ++bits) {
+                bool store = bits & 1, spans = bits & 2, ro = bits & 4;
+                bool may_lock = is_lock_mode(m) ||
+                                (MCA_COMMON_SFIO_ATOMIC_AUTO == m && !store && !ro);
+                bool want = MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE == backend ? may_lock
+                          : MCA_COMMON_SFIO_LOCK_BACKEND_AUTO == backend   ? may_lock && spans
+                                                                            : false;
+                ck_assert_int_eq(want, mca_common_sfio_route_wants_locksvc(backend, m, ro, store,
+                                                                           spans));
+                /* wanted: some access of this file locks; not wanted by the
+                 * service backend: none does */
+                for (int v = 0; v < 8; ++v) {
+                    mca_common_sfio_route_facts_t f = {
+                        .mode = m, .atomic = true, .read_only = ro, .have_store = store,
+                        .store_attached = store && (v & 1), .objects_known = v & 2,
+                        .pcache_enabled = v & 4,
+                    };
+                    bool locks = MCA_COMMON_SFIO_ROUTE_LOCKED ==
+                                 mca_common_sfio_route_decide(&f).kind;
+                    if (locks && MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE == backend) {
+                        ck_assert(want);
+                    }
                 }
             }
         }
     }
     ck_assert(!mca_common_sfio_route_wants_locksvc(99, MCA_COMMON_SFIO_ATOMIC_LISTLOCK, false,
-                                                   true));
+                                                   false, true));
 }
 END_TEST
 

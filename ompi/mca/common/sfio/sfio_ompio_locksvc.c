@@ -53,7 +53,9 @@ int sfio_ompio_locksvc_open(ompio_file_t *fh, mca_common_sfio_file_t *f)
                 0 == strcmp(fh->f_fbtl_component->mca_component_name, "versioned");
     if (!ours || fh->f_size < 2 ||
         !mca_common_sfio_route_wants_locksvc(mca_common_sfio_lock_backend,
-                                             mca_common_sfio_lock_atomic_mode, NULL != f->store,
+                                             mca_common_sfio_lock_atomic_mode,
+                                             0 != (fh->f_amode & MPI_MODE_RDONLY),
+                                             NULL != f->store,
                                              mca_common_sfio_coord_spans_nodes(fh->f_comm))) {
         return MPI_SUCCESS;
     }

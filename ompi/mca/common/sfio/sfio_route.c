@@ -96,15 +96,32 @@ const mca_common_sfio_lock_backend_info_t mca_common_sfio_lock_backends[] = {
 const int mca_common_sfio_lock_backend_count =
     (int) (sizeof(mca_common_sfio_lock_backends) / sizeof(mca_common_sfio_lock_backends[0]));
 
-bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool have_store,
-                                         bool spans_nodes)
+/* Whether some atomic access of a file with these open-time facts routes
+ * through locks, whatever the per-access facts turn out to be. */
+static bool may_lock(int atomic_mode, bool read_only, bool have_store)
 {
-    const mca_common_sfio_atomic_mode_info_t *mode = mca_common_sfio_atomic_mode_info(atomic_mode);
-    bool may_lock = NULL != mode &&
-                    (mode->locks || (MCA_COMMON_SFIO_ATOMIC_AUTO == mode->id && !have_store));
+    for (int v = 0; v < 8; ++v) {
+        mca_common_sfio_route_facts_t f = {
+            .mode = atomic_mode, .atomic = true, .read_only = read_only,
+            .have_store = have_store, .store_attached = have_store && (v & 1),
+            .objects_known = 0 != (v & 2), .pcache_enabled = 0 != (v & 4),
+        };
+        if (MCA_COMMON_SFIO_ROUTE_LOCKED == mca_common_sfio_route_decide(&f).kind) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool read_only,
+                                         bool have_store, bool spans_nodes)
+{
     switch (backend) {
-    case MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE: return may_lock;
-    case MCA_COMMON_SFIO_LOCK_BACKEND_AUTO:    return may_lock && spans_nodes;
-    default:                                   return false;
+    case MCA_COMMON_SFIO_LOCK_BACKEND_SERVICE:
+        return may_lock(atomic_mode, read_only, have_store);
+    case MCA_COMMON_SFIO_LOCK_BACKEND_AUTO:
+        return spans_nodes && may_lock(atomic_mode, read_only, have_store);
+    default:
+        return false;
     }
 }

@@ -109,12 +109,13 @@ extern const mca_common_sfio_lock_backend_info_t mca_common_sfio_lock_backends[]
 extern const int mca_common_sfio_lock_backend_count;
 
 /* Whether a file opens the list-lock service (at open, collectively; the
- * answer must be the same on every rank): only when atomic accesses of the
- * atomic mode may lock (a lock mode, or auto without a store), and then
+ * answer must be the same on every rank): only when an atomic access of
+ * the file may route through locks (route_decide: a lock mode, or auto
+ * without a store on a writable handle), and then
  * for service always, for auto when the ranks span nodes (on one node the
  * kernel's fcntl locks need no round trip), for fcntl never.  When the
  * service does not start, fcntl locks serve (said at verbose 1). */
-bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool have_store,
-                                         bool spans_nodes);
+bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool read_only,
+                                         bool have_store, bool spans_nodes);
 
 #endif
