@@ -7,6 +7,8 @@
 #define MCA_COMMON_SFIO_COORD_INT_H
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
@@ -28,6 +30,14 @@ static inline int mca_common_sfio_coord_agree(struct ompi_communicator_t *comm, 
                                           comm->c_coll->coll_allreduce_module);
     return OMPI_SUCCESS == rc ? 0 : -EIO;
 }
+
+/* Collective: the host rank of one service of comm's group, spread over
+ * its nodes (sfio_coordplan_host); the seed is rank 0's count of the
+ * services of this kind it opened (*opened, one counter per kind), plus
+ * shift (so that two kinds opened together start on different nodes).
+ * forced >= 0 names the rank. */
+int mca_common_sfio_coord_place_host(struct ompi_communicator_t *comm, _Atomic uint64_t *opened,
+                                     uint64_t shift, int forced, int *host_p);
 
 /* Collective: the ofi backend (sfio_coord_ofi.c). */
 int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,

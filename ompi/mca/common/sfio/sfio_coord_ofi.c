@@ -227,7 +227,8 @@ static void round_join(hosted_t *h, int32_t round, int slot, int from, int64_t b
     free(to);
 }
 
-static void serve_ordered(const coord_msg_t *m)
+/* The hosted service m is for, when its rank and slot are in range. */
+static hosted_t *hosted_of(const coord_msg_t *m)
 {
     hosted_t *found = NULL;
     pthread_mutex_lock(&svc.lock);
@@ -239,6 +240,12 @@ static void serve_ordered(const coord_msg_t *m)
         }
     }
     pthread_mutex_unlock(&svc.lock);
+    return found;
+}
+
+static void serve_ordered(const coord_msg_t *m)
+{
+    hosted_t *found = hosted_of(m);
     /* the service stays while a round is open: its close is collective */
     if (NULL != found) {
         round_join(found, m->round, m->slot, m->from, m->value, m->ticket);
@@ -306,16 +313,7 @@ static void publish_join(hosted_t *h, int slot, int from, int64_t version, uint6
 
 static void serve_publish(const coord_msg_t *m)
 {
-    hosted_t *found = NULL;
-    pthread_mutex_lock(&svc.lock);
-    for (hosted_t *h = svc.hosted; NULL != h; h = h->next) {
-        if (h->id == m->service && m->from >= 0 && m->from < h->n && m->slot >= 0 &&
-            m->slot < h->nslots) {
-            found = h;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&svc.lock);
+    hosted_t *found = hosted_of(m);
     /* the service stays while a publisher waits: its close is collective */
     if (NULL != found) {
         publish_join(found, m->slot, m->from, m->value, m->ticket);
@@ -557,22 +555,19 @@ typedef struct {
     char name[MCA_COMMON_SFIO_FABRIC_NAME_MAX];
 } addr_msg_t;
 
-/* The host rank: the services of a group in turn over its nodes; the
- * seed is rank 0's count of the services it opened. */
-static int place_host(struct ompi_communicator_t *comm, const mca_common_sfio_coord_config_t *cfg,
-                      int *host_p)
+int mca_common_sfio_coord_place_host(struct ompi_communicator_t *comm, _Atomic uint64_t *opened,
+                                     uint64_t shift, int forced, int *host_p)
 {
-    static _Atomic uint64_t opened;
-    uint64_t seed = atomic_fetch_add(&opened, 1);
+    uint64_t seed = atomic_fetch_add(opened, 1) + shift;
     const mca_common_sfio_place_topo_t *topo = NULL;
     if (OMPI_SUCCESS != mca_common_sfio_coord_bcast(comm, &seed, sizeof(seed), 0)) {
         return -EIO;
     }
     if (OMPI_SUCCESS != mca_common_sfio_topo_get(comm, NULL, mca_common_sfio_output, &topo)) {
-        *host_p = cfg->host >= 0 ? cfg->host % ompi_comm_size(comm) : 0;
+        *host_p = forced >= 0 ? forced % ompi_comm_size(comm) : 0;
         return 0;
     }
-    *host_p = mca_common_sfio_coordplan_host(topo->node, topo->n, topo->nnodes, seed, cfg->host);
+    *host_p = mca_common_sfio_coordplan_host(topo->node, topo->n, topo->nnodes, seed, forced);
     return *host_p < 0 ? -EINVAL : 0;
 }
 
@@ -606,7 +601,8 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
         err = -EIO;
     }
     if (0 == err) {
-        err = place_host(comm, cfg, &host);
+        static _Atomic uint64_t opened;   /* this process's services, counted by rank 0 */
+        err = mca_common_sfio_coord_place_host(comm, &opened, 0, cfg->host, &host);
         if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
             err = -EIO;
         }

@@ -686,24 +686,6 @@ static void unlist(hosted_t *h, mca_common_sfio_locksvc_t *svc)
     pthread_mutex_unlock(&ls.lock);
 }
 
-/* The host: the group's lock services in turn over its nodes, one node on
- * from where the coordination counters of the same serial go. */
-static int place_host(struct ompi_communicator_t *comm, const mca_common_sfio_locksvc_config_t *cfg,
-                      int *host_p)
-{
-    static _Atomic uint64_t opened;
-    uint64_t seed = atomic_fetch_add(&opened, 1) + 1;
-    const mca_common_sfio_place_topo_t *topo = NULL;
-    if (OMPI_SUCCESS != mca_common_sfio_coord_bcast(comm, &seed, sizeof(seed), 0)) {
-        return -EIO;
-    }
-    if (OMPI_SUCCESS != mca_common_sfio_topo_get(comm, NULL, mca_common_sfio_output, &topo)) {
-        *host_p = cfg->host >= 0 ? cfg->host % ompi_comm_size(comm) : 0;
-        return 0;
-    }
-    *host_p = mca_common_sfio_coordplan_host(topo->node, topo->n, topo->nnodes, seed, cfg->host);
-    return *host_p < 0 ? -EINVAL : 0;
-}
 
 typedef struct {
     uint32_t len;
@@ -807,7 +789,10 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
     }
     if (0 == err) {
         int neg = -(int) max_ranges;
-        err = place_host(comm, cfg, &host);
+        /* one node on from where the coordination counters of the same
+         * serial go */
+        static _Atomic uint64_t opened;
+        err = mca_common_sfio_coord_place_host(comm, &opened, 1, cfg->host, &host);
         if (0 != mca_common_sfio_coord_agree(comm, &neg) && 0 == err) {
             err = -EIO;
         }
