@@ -117,6 +117,13 @@ typedef struct {
 
 static _Thread_local char why[256];
 
+/* Every message of this file is of the counters' protocol. */
+static int coord_send(uint64_t peer, const void *msg, size_t len, int64_t timeout_ms)
+{
+    return mca_common_sfio_fabric_send(peer, MCA_COMMON_SFIO_FABRIC_PROTO_COORD, msg, len,
+                                       timeout_ms);
+}
+
 const char *mca_common_sfio_coord_why(void)
 {
     return why;
@@ -159,7 +166,7 @@ static void serve(const coord_msg_t *m)
     pthread_mutex_unlock(&svc.lock);
     if (known) {
         /* the client gives up after its timeout; so does this send */
-        (void) mca_common_sfio_fabric_send(to, &r, sizeof(r), 1000);
+        (void) coord_send(to, &r, sizeof(r), 1000);
     }
 }
 
@@ -220,7 +227,7 @@ static void round_join(hosted_t *h, int32_t round, int slot, int from, int64_t b
         if (r == self) {
             answer(&out[r]);
         } else {
-            (void) mca_common_sfio_fabric_send(to[r], &out[r], sizeof(out[r]), 1000);
+            (void) coord_send(to[r], &out[r], sizeof(out[r]), 1000);
         }
     }
     free(out);
@@ -295,7 +302,7 @@ static void publish_join(hosted_t *h, int slot, int from, int64_t version, uint6
         if (from == h->rank) {
             answer(&r);
         } else {
-            (void) mca_common_sfio_fabric_send(h->peer[from], &r, sizeof(r), 1000);
+            (void) coord_send(h->peer[from], &r, sizeof(r), 1000);
         }
     }
     for (size_t k = 0; k < nreleased; ++k) {
@@ -305,7 +312,7 @@ static void publish_join(hosted_t *h, int slot, int from, int64_t version, uint6
         if (to == h->rank) {
             answer(&r);
         } else {
-            (void) mca_common_sfio_fabric_send(h->peer[to], &r, sizeof(r), 1000);
+            (void) coord_send(h->peer[to], &r, sizeof(r), 1000);
         }
     }
     free(released);
@@ -425,7 +432,7 @@ static int request(coord_ofi_t *o, uint32_t kind, int slot, int64_t value, int64
     waiter_add(&w);
     coord_msg_t m = { .kind = kind, .service = o->id, .slot = slot, .from = o->rank,
                       .ticket = w.ticket, .value = value, .expected = expected };
-    int rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
+    int rc = coord_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
     return waiter_wait(o, &w, rc, old_p);
 }
 
@@ -444,7 +451,7 @@ static int ofi_ordered_add(mca_common_sfio_coord_t *c, int slot, int64_t bytes, 
     } else {
         coord_msg_t m = { .kind = MSG_ORDERED, .service = o->id, .slot = slot, .from = o->rank,
                           .ticket = w.ticket, .value = bytes, .round = round };
-        rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
+        rc = coord_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
     }
     return waiter_wait(o, &w, rc, start_p);
 }
@@ -488,7 +495,7 @@ static int ofi_publish(mca_common_sfio_coord_t *c, int slot, int64_t version)
     } else {
         coord_msg_t m = { .kind = MSG_PUBLISH, .service = o->id, .slot = slot, .from = o->rank,
                           .ticket = w.ticket, .value = version };
-        rc = mca_common_sfio_fabric_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
+        rc = coord_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
     }
     return waiter_wait(o, &w, rc, &mark);
 }
@@ -587,7 +594,8 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
         err = -ENOMEM;
     }
     if (0 == err) {
-        err = mca_common_sfio_fabric_start(cfg->provider, on_message, &started);
+        mca_common_sfio_fabric_handle(MCA_COMMON_SFIO_FABRIC_PROTO_COORD, on_message, NULL);
+        err = mca_common_sfio_fabric_start(cfg->provider, &started);
         if (0 != err) {
             snprintf(why, sizeof(why), "%s", mca_common_sfio_fabric_why());
         }

@@ -472,15 +472,11 @@ static void stop_at_exit(void)
     mca_common_sfio_fabric_stop();
 }
 
-int mca_common_sfio_fabric_start(const char *want, mca_common_sfio_fabric_handler_t handler,
-                                 bool *started_p)
+int mca_common_sfio_fabric_start(const char *want, bool *started_p)
 {
     static bool atexit_done = false;
     bool started = false;
     pthread_mutex_lock(&fab.lock);
-    if (NULL != handler) {
-        atomic_store(&fab.handlers[MCA_COMMON_SFIO_FABRIC_PROTO_COORD], handler);
-    }
     if (0 == fab.state) {
         fab.why[0] = '\0';
         int rc = lf_load(fab.why, sizeof(fab.why));
@@ -586,8 +582,8 @@ size_t mca_common_sfio_fabric_msg_max(void)
     return 1 == fab.state ? fab.msg_max : 0;
 }
 
-int mca_common_sfio_fabric_send_proto(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
-                                      const void *msg, size_t len, int64_t timeout_ms)
+int mca_common_sfio_fabric_send(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
+                                const void *msg, size_t len, int64_t timeout_ms)
 {
     int64_t deadline = -1;
     if (1 != fab.state) {
@@ -637,10 +633,4 @@ int mca_common_sfio_fabric_send_proto(uint64_t peer, mca_common_sfio_fabric_prot
             pause_us(10);
         }
     }
-}
-
-int mca_common_sfio_fabric_send(uint64_t peer, const void *msg, size_t len, int64_t timeout_ms)
-{
-    return mca_common_sfio_fabric_send_proto(peer, MCA_COMMON_SFIO_FABRIC_PROTO_COORD, msg, len,
-                                             timeout_ms);
 }

@@ -56,14 +56,13 @@ typedef void (*mca_common_sfio_fabric_tick_t)(int64_t now_ms);
 /*
  * Starts the endpoint once per process (later calls return the first
  * outcome, whatever provider they name).  want: NULL, "" or "auto", or a
- * provider name (see mca_common_sfio_coordplan_provider).  handler (may be
- * NULL): the handler of PROTO_COORD, set by every call that passes one.
- * Returns 0, or a negative errno with the reason in
+ * provider name (see mca_common_sfio_coordplan_provider).  A service
+ * sets its protocol's handler (mca_common_sfio_fabric_handle) before its
+ * first exchange of addresses.  Returns 0, or a negative errno with the reason in
  * mca_common_sfio_fabric_why().  *started_p (may be NULL): this call
  * started it.
  */
-int mca_common_sfio_fabric_start(const char *want, mca_common_sfio_fabric_handler_t handler,
-                                 bool *started_p);
+int mca_common_sfio_fabric_start(const char *want, bool *started_p);
 
 /* Why the last start failed (static text, "" when it did not). */
 const char *mca_common_sfio_fabric_why(void);
@@ -92,11 +91,8 @@ int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p);
  * provider is busy until timeout_ms (then -ETIMEDOUT); -EMSGSIZE, -ENOMEM,
  * other failures -EIO.  0 means the provider took the message: a
  * reliable endpoint delivers it unless the peer is gone. */
-int mca_common_sfio_fabric_send_proto(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
-                                      const void *msg, size_t len, int64_t timeout_ms);
-
-/* The same for PROTO_COORD. */
-int mca_common_sfio_fabric_send(uint64_t peer, const void *msg, size_t len, int64_t timeout_ms);
+int mca_common_sfio_fabric_send(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
+                                const void *msg, size_t len, int64_t timeout_ms);
 
 /* Stops the thread and closes the endpoint (engine close, exit). */
 void mca_common_sfio_fabric_stop(void);

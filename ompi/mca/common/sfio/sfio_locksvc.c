@@ -174,7 +174,7 @@ static void outbox_flush(outbox_t *box)
     for (size_t i = 0; i < box->count; ++i) {
         /* a reply that cannot go within a second is dropped: its client
          * times out */
-        (void) mca_common_sfio_fabric_send_proto(box->m[i].peer, MCA_COMMON_SFIO_FABRIC_PROTO_LOCK,
+        (void) mca_common_sfio_fabric_send(box->m[i].peer, MCA_COMMON_SFIO_FABRIC_PROTO_LOCK,
                                                  box->m[i].bytes, box->m[i].len, 1000);
     }
     free(box->m);
@@ -499,7 +499,7 @@ static int to_host(mca_common_sfio_locksvc_t *svc, const mca_common_sfio_lockmsg
     memcpy(svc->buf, &f, sizeof(f));
     int rc = mca_common_sfio_lockmsg_encode(m, svc->buf + sizeof(f), svc->bufcap - sizeof(f), &len);
     if (0 == rc) {
-        rc = mca_common_sfio_fabric_send_proto(svc->host_peer, MCA_COMMON_SFIO_FABRIC_PROTO_LOCK,
+        rc = mca_common_sfio_fabric_send(svc->host_peer, MCA_COMMON_SFIO_FABRIC_PROTO_LOCK,
                                                svc->buf, sizeof(f) + len, svc->timeout_ms);
     }
     return rc;
@@ -753,11 +753,10 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
         err = -ENOMEM;
     }
     if (0 == err) {
-        err = mca_common_sfio_fabric_start(cfg->provider, NULL, &started);
+        mca_common_sfio_fabric_handle(MCA_COMMON_SFIO_FABRIC_PROTO_LOCK, on_message, on_tick);
+        err = mca_common_sfio_fabric_start(cfg->provider, &started);
         if (0 != err) {
             snprintf(why, sizeof(why), "%s", mca_common_sfio_fabric_why());
-        } else {
-            mca_common_sfio_fabric_handle(MCA_COMMON_SFIO_FABRIC_PROTO_LOCK, on_message, on_tick);
         }
     }
     if (started && 0 == rank) {
