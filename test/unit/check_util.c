@@ -141,6 +141,25 @@ START_TEST(ofd_locks_exclude_descriptors)
 }
 END_TEST
 
+/* The random helpers fill what they are given and do not repeat. */
+START_TEST(random_numbers_do_not_repeat)
+{
+    unsigned char a[64], b[64];
+    memset(a, 0, sizeof(a));
+    memset(b, 0, sizeof(b));
+    REQUIRE(0 == mca_common_sfio_random_bytes(a, sizeof(a)));
+    REQUIRE(0 == mca_common_sfio_random_bytes(b, sizeof(b)));
+    REQUIRE(0 != memcmp(a, b, sizeof(a)));
+    uint64_t seen[256];
+    for (int i = 0; i < 256; ++i) {
+        seen[i] = mca_common_sfio_random64();
+        for (int j = 0; j < i; ++j) {
+            REQUIRE(seen[j] != seen[i]);
+        }
+    }
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
     Suite *s = suite_create("sfio_util");
@@ -150,6 +169,7 @@ static Suite *util_suite(void)
     tcase_add_test(tc, pid_dead_live_zombie_reaped);
     tcase_add_test(tc, pid_dead_killed_child);
     tcase_add_test(tc, ofd_locks_exclude_descriptors);
+    tcase_add_test(tc, random_numbers_do_not_repeat);
     suite_add_tcase(s, tc);
     return s;
 }

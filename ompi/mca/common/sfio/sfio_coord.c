@@ -197,18 +197,6 @@ int mca_common_sfio_coord_sweep(const char *shm_dir)
     return removed;
 }
 
-static uint64_t random64(void)
-{
-    static _Atomic uint64_t serial;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t z = ((uint64_t) ts.tv_nsec << 20) ^ (uint64_t) ts.tv_sec ^
-                 ((uint64_t) getpid() << 40) ^ atomic_fetch_add(&serial, 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static int shm_open_coll(struct ompi_communicator_t *comm, const char *dir, int nslots,
                          int local_err, mca_common_sfio_coord_t **coord_p)
 {
@@ -230,7 +218,7 @@ static int shm_open_coll(struct ompi_communicator_t *comm, const char *dir, int 
             (void) mca_common_sfio_coord_sweep(dir);
         }
         for (int attempt = 0; 0 == msg.err && attempt < 8; ++attempt) {
-            uint64_t r = random64();
+            uint64_t r = mca_common_sfio_random64();
             if ((size_t) snprintf(msg.name, sizeof(msg.name), "%s/" COORD_PREFIX "%u-%ld-%016llx",
                                   dir, (unsigned) getuid(), (long) getpid(),
                                   (unsigned long long) r) >= sizeof(msg.name)) {

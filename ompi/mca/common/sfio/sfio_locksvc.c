@@ -24,6 +24,7 @@
 #include "sfio_locksvc.h"
 #include "sfio_ompio.h"   /* mca_common_sfio_output */
 #include "sfio_topo.h"
+#include "sfio_util.h"
 
 /* What precedes every message of the protocol. */
 typedef struct {
@@ -122,18 +123,6 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t random64(void)
-{
-    static _Atomic uint64_t serial;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t z = ((uint64_t) ts.tv_nsec << 20) ^ (uint64_t) ts.tv_sec ^
-                 ((uint64_t) getpid() << 40) ^ atomic_fetch_add(&serial, 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 /* ------------------------------------------------------------------ */
@@ -816,7 +805,7 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
     size_t len = sizeof(mine.name);
     err = mca_common_sfio_fabric_name(mine.name, &len);
     mine.len = (uint32_t) len;
-    mine.nonce = (uint32_t) random64();
+    mine.nonce = (uint32_t) mca_common_sfio_random64();
     int rc = comm->c_coll->coll_gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
                                        host, comm, comm->c_coll->coll_gather_module);
     if (OMPI_SUCCESS != rc && 0 == err) {
@@ -833,7 +822,7 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
             pthread_mutex_lock(&ls.lock);
             /* a random id, unique among this process's services */
             do {
-                h->id = (uint32_t) random64();
+                h->id = (uint32_t) mca_common_sfio_random64();
             } while (0 == h->id || NULL != hosted_find(h->id) || NULL != client_find(h->id));
             h->self = svc;
             h->next = ls.hosted;

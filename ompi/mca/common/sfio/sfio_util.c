@@ -1,12 +1,16 @@
 /*
- * sfio_util: host name hash, process-death test, OFD locks (see header).
+ * sfio_util: host name hash, process-death test, OFD locks, random
+ * numbers (see header).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sfio_util.h"
@@ -56,4 +60,36 @@ int mca_common_sfio_ofd_lock(int fd, short type, bool wait, int64_t start, int64
         }
     }
     return 0;
+}
+
+int mca_common_sfio_random_bytes(void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = getrandom((char *) buf + got, n - got, 0);
+        if (k < 0) {
+            if (EINTR == errno) {
+                continue;
+            }
+            return -errno;
+        }
+        got += (size_t) k;
+    }
+    return 0;
+}
+
+uint64_t mca_common_sfio_random64(void)
+{
+    uint64_t z;
+    if (0 == mca_common_sfio_random_bytes(&z, sizeof(z))) {
+        return z;
+    }
+    static _Atomic uint64_t serial;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    z = ((uint64_t) ts.tv_nsec << 20) ^ (uint64_t) ts.tv_sec ^ ((uint64_t) getpid() << 40) ^
+        atomic_fetch_add(&serial, 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
 }

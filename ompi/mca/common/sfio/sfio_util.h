@@ -3,7 +3,8 @@
  *
  * The FNV-1a hash is pure (inline here, usable by pure modules); the rest
  * are POSIX effects in sfio_util.c: this host's name as a hash, whether a
- * process is dead, and open-file-description (OFD) byte-range locks.
+ * process is dead, open-file-description (OFD) byte-range locks, and
+ * unguessable random numbers.
  */
 #ifndef MCA_COMMON_SFIO_UTIL_H
 #define MCA_COMMON_SFIO_UTIL_H
@@ -42,5 +43,14 @@ bool mca_common_sfio_pid_dead(int64_t pid);
  * process, and go when the holder dies.  Retries on EINTR.  Returns 0 or
  * a negative errno (-EAGAIN when held elsewhere and !wait). */
 int mca_common_sfio_ofd_lock(int fd, short type, bool wait, int64_t start, int64_t len);
+
+/* n bytes from the kernel's random source (getrandom; retries on EINTR
+ * and short reads).  Returns 0 or a negative errno. */
+int mca_common_sfio_random_bytes(void *buf, size_t n);
+
+/* 64 unguessable bits for names and ids others must not predict; where
+ * the kernel's source fails, a mix of clock, pid and a counter (unique,
+ * not secret). */
+uint64_t mca_common_sfio_random64(void);
 
 #endif

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -162,14 +161,9 @@ char *sfio_store_prefix(uint64_t ino)
 int sfio_store_name(uint64_t ino, char *buf, size_t len)
 {
     unsigned char r[16];
-    size_t got = 0;
-    while (got < sizeof(r)) {
-        ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
-        if (n < 0) {
-            if (EINTR == errno) continue;
-            return -errno;
-        }
-        got += (size_t) n;
+    int rc = mca_common_sfio_random_bytes(r, sizeof(r));
+    if (0 != rc) {
+        return rc;
     }
     int n = snprintf(buf, len, SFIO_STORE_PREFIX "%llx.", (unsigned long long) ino);
     for (size_t i = 0; i < sizeof(r) && n > 0 && (size_t) n + 3 <= len; ++i) {
