@@ -34,10 +34,13 @@ typedef struct {
     uint32_t nonce;     /* the sender's nonce (client -> host) */
 } frame_t;
 
-/* KIND_SYNC: a RELEASE that the host answers (GRANT: released, ERROR:
- * the list had been taken away), sent after a hold long enough that the
- * host may have dropped the client meanwhile. */
-enum { KIND_LOCK = 1, KIND_PING, KIND_PONG, KIND_SYNC };
+/* The frame's kind says which side a message is for.  To the host:
+ * KIND_LOCK (a REQUEST or RELEASE), KIND_SYNC (a RELEASE that the host
+ * answers: GRANT released, ERROR the list had been taken away; sent after
+ * a hold long enough that the host may have dropped the client
+ * meanwhile), KIND_PONG.  To a client: KIND_ANSWER (a GRANT or ERROR),
+ * KIND_PING. */
+enum { KIND_LOCK = 1, KIND_PING, KIND_PONG, KIND_SYNC, KIND_ANSWER };
 
 /* A client's live lists, as the host tracks them for probing; a process
  * has at most one list in flight per service, plus one whose RELEASE it
@@ -129,11 +132,11 @@ static int64_t now_ms(void)
 /* messages                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Frame + lock message into out; 0 or a negative errno. */
-static int put_lockmsg(out_t *o, uint64_t peer, uint32_t service, int from, uint32_t nonce,
-                       const mca_common_sfio_lockmsg_t *m)
+/* Frame + the host's answer into out; 0 or a negative errno. */
+static int put_answer(out_t *o, uint64_t peer, uint32_t service, int from,
+                      const mca_common_sfio_lockmsg_t *m)
 {
-    frame_t f = { .service = service, .kind = KIND_LOCK, .from = from, .nonce = nonce };
+    frame_t f = { .service = service, .kind = KIND_ANSWER, .from = from };
     size_t len = 0;
     memcpy(o->bytes, &f, sizeof(f));
     int rc = mca_common_sfio_lockmsg_encode(m, o->bytes + sizeof(f), sizeof(o->bytes) - sizeof(f),
@@ -203,7 +206,7 @@ static void reply(hosted_t *h, outbox_t *box, int to, uint64_t request, int err)
         .client = (uint64_t) to, .request = request, .error = err,
     };
     out_t *o = outbox_next(box);
-    if (NULL != o && 0 != put_lockmsg(o, h->peer[to], h->id, h->rank, 0, &m)) {
+    if (NULL != o && 0 != put_answer(o, h->peer[to], h->id, h->rank, &m)) {
         box->count--;
     }
 }
@@ -362,7 +365,7 @@ static void client_message(const frame_t *f, const unsigned char *body, size_t l
         return;
     }
     mca_common_sfio_lockmsg_t msg;
-    if (KIND_LOCK != f->kind || 0 != mca_common_sfio_lockmsg_decode(body, len, NULL, 0, &msg) ||
+    if (KIND_ANSWER != f->kind || 0 != mca_common_sfio_lockmsg_decode(body, len, NULL, 0, &msg) ||
         msg.client != (uint64_t) c->rank) {
         return;
     }
@@ -387,18 +390,10 @@ static void on_message(const void *buf, size_t len)
     const unsigned char *body = (const unsigned char *) buf + sizeof(f);
     size_t blen = len - sizeof(f);
     pthread_mutex_lock(&ls.lock);
-    if (KIND_PING == f.kind) {
+    if (KIND_ANSWER == f.kind || KIND_PING == f.kind) {
         client_message(&f, body, blen, &box);
-    } else if (KIND_PONG == f.kind || KIND_SYNC == f.kind) {
+    } else {
         host_message(&f, body, blen, &box);
-    } else if (KIND_LOCK == f.kind && blen >= MCA_COMMON_SFIO_LOCKMSG_HEADER_SIZE) {
-        /* REQUEST and RELEASE go to the host, GRANT and ERROR to a client */
-        uint8_t type = body[5];
-        if (MCA_COMMON_SFIO_LOCKMSG_REQUEST == type || MCA_COMMON_SFIO_LOCKMSG_RELEASE == type) {
-            host_message(&f, body, blen, &box);
-        } else {
-            client_message(&f, body, blen, &box);
-        }
     }
     pthread_mutex_unlock(&ls.lock);
     outbox_flush(&box);
