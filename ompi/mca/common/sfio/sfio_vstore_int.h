@@ -32,6 +32,17 @@
 #define SFIO_STORE_PREFIX  ".sfio-store."
 #define SFIO_BTIME_UNKNOWN INT64_MIN
 
+/* Where a store's shared counters live (coord->shared_by).  MAPPED: in
+ * the coordination file itself, mapped by the ranks of one node.
+ * SERVICE: in the coordination service (sfio_coord) of the open file,
+ * ranks on several nodes; the file then holds only what recovery needs,
+ * each rank's fields written by that rank with pwrite (never through a
+ * mapping: a network file system writes a mapped page back whole, over
+ * other nodes' fields), and `published` is not kept there: recovery
+ * takes the longest run of versions whose records are whole. */
+#define SFIO_SHARED_BY_MAPPED  0u
+#define SFIO_SHARED_BY_SERVICE 1u
+
 typedef struct sfio_coord_rank_t {
     _Atomic uint64_t rec_tail;   /* bytes of valid records in rec.<rank> */
     _Atomic uint64_t pending;    /* version being published, CLAIMING, or 0 */
@@ -57,7 +68,8 @@ typedef struct sfio_coord_t {
     uint32_t layout;
     uint32_t nranks;
     sfio_ident_t ident;
-    char pad0[16];
+    uint32_t shared_by;          /* SFIO_SHARED_BY_*: where the counters below live */
+    char pad0[12];
     _Atomic uint64_t next_version;   /* last version handed out */
     char pad1[56];
     _Atomic uint64_t published;      /* every version <= this is published */
