@@ -3,6 +3,7 @@
  * store, close, delete, size, sync).
  */
 #include "sfio_ompio_int.h"
+#include "sfio_coord.h"
 
 /* ------------------------------------------------------------------ */
 /* Collectives for the store, over the file's communicator             */
@@ -39,19 +40,6 @@ static mca_common_sfio_coll_t coll_of(ompio_file_t *fh)
 /* ------------------------------------------------------------------ */
 /* File-system operations                                             */
 /* ------------------------------------------------------------------ */
-
-/* True when every rank of comm runs on this node (the same on all ranks:
- * locality flags are symmetric). */
-static bool single_node(ompi_communicator_t *comm)
-{
-    for (int i = 0; i < ompi_comm_size(comm); ++i) {
-        ompi_proc_t *p = ompi_comm_peer_lookup(comm, i);
-        if (NULL == p || !OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
-            return false;
-        }
-    }
-    return true;
-}
 
 /* open(2) flags of amode for this rank: Open MPI's fs base gives O_CREAT
  * and O_EXCL to the root only (so that EXCL means "did not exist") and no
@@ -219,18 +207,45 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
         return MPI_ERR_NO_MEM;
     }
     f->store_errno = EROFS;
-    if (!(amode & MPI_MODE_RDONLY) && options->versioned_store && !single_node(comm)) {
-        /* The store coordinates through shared memory of one node. */
-        f->store_errno = EXDEV;
-        opal_output_verbose(1, mca_common_sfio_output,
-                            "sfio: no versioned store for %s: its ranks span several nodes",
-                            filename);
+    mca_common_sfio_coord_t *service = NULL;
+    bool spans = mca_common_sfio_coord_spans_nodes(comm);
+    if (!(amode & MPI_MODE_RDONLY) && options->versioned_store && spans) {
+        /* No page is shared between nodes: the store's counters live in
+         * the file's coordination service (the same rc everywhere). */
+        mca_common_sfio_coord_config_t cfg = {
+            .backend = MCA_COMMON_SFIO_COORD_OFI, .provider = NULL,
+            .timeout_ms = mca_common_sfio_lock_wait_ms, .host = -1,
+        };
+        int crc = mca_common_sfio_coord_open(comm, &cfg, mca_common_sfio_vstore_service_slots(fh->f_size), 0,
+                                             &service);
+        if (0 != crc) {
+            const char *why = mca_common_sfio_coord_why();
+            f->store_errno = -crc;
+            service = NULL;
+            opal_output_verbose(1, mca_common_sfio_output,
+                                "sfio: no versioned store for %s: its ranks span several nodes "
+                                "and the coordination service did not start (%s)",
+                                filename, '\0' != why[0] ? why : strerror(-crc));
+        }
+    }
+    if (!(amode & MPI_MODE_RDONLY) && options->versioned_store && spans && NULL == service) {
+        /* no store: atomic mode takes list locks */
     } else if (!(amode & MPI_MODE_RDONLY) && options->versioned_store) {
         mca_common_sfio_coll_t coll = coll_of(fh);
         coll.ctx = comm;
         const char *warn = NULL;
+        /* a store_dir is per node (e.g. /dev/shm): across nodes the store
+         * must be where every node sees it, beside the file */
+        const char *store_dir = NULL == service ? options->store_dir : NULL;
         int rc = mca_common_sfio_vstore_open(fh->f_fullfilename ? fh->f_fullfilename : filename,
-                                             options->store_dir, fh->fd, &coll, &f->store, &warn);
+                                             store_dir, fh->fd, &coll, &f->store, &warn);
+        if (0 == rc && NULL != service) {
+            mca_common_sfio_vstore_use_service(f->store, service);
+            service = NULL;
+        }
+        if (NULL != service) {
+            (void) mca_common_sfio_coord_close(service);   /* rc is the same everywhere */
+        }
         if (NULL != warn) {
             static bool told = false;   /* once per process: the parameter is */
             if (!told) {

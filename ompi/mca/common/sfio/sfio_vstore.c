@@ -53,15 +53,14 @@ int sfio_vstore_coord_lock(int fd, short type, bool wait)
 void sfio_vstore_flat_begin(mca_common_sfio_vstore_t *s)
 {
     if (s->coord) {
-        atomic_store(&s->coord->rank[s->rank].flat_writing_ns, sfio_now_ns());
+        s->shared->flat_mark(s, true, sfio_now_ns());
     }
 }
 
 void sfio_vstore_flat_end(mca_common_sfio_vstore_t *s)
 {
     if (s->coord) {
-        atomic_store(&s->coord->rank[s->rank].flat_written_ns, sfio_now_ns());
-        atomic_store(&s->coord->rank[s->rank].flat_writing_ns, 0);
+        s->shared->flat_mark(s, false, sfio_now_ns());
     }
 }
 
@@ -219,29 +218,51 @@ void sfio_vstore_refresh_fresh_floor(mca_common_sfio_vstore_t *s)
     s->reserved_to = UINT64_MAX == s->fresh_floor ? 0 : s->fresh_floor;
 }
 
+/* Empties the index and points every rank's cursor at its first record
+ * not folded yet: the index is then rebuilt from there. */
+int sfio_vstore_restart_index(mca_common_sfio_vstore_t *s, uint64_t folded)
+{
+    mca_common_sfio_vindex_clear(&s->index);
+    s->seen = folded;
+    s->max_end = 0;
+    s->min_start = UINT64_MAX;
+    for (int r = 0; r < s->nranks; ++r) {
+        uint64_t log_head = 0;
+        int rc = s->shared->heads(s, r, &s->rec_cursor[r], &log_head);
+        if (0 != rc) {
+            return rc;
+        }
+        if (r == s->rank) {
+            s->log_head_seen = log_head;
+        }
+    }
+    return 0;
+}
+
 /* Brings the index to the newest published version.  Caller holds lock. */
 int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
 {
     if (!s->coord) {
         return 0;   /* not attached: no version of the group exists yet */
     }
-    uint64_t compactions = atomic_load_explicit(&s->coord->compactions, memory_order_acquire);
-    if (compactions != s->seen_compactions) {
-        /* Another rank wrote every version up to coord->folded into the
+    sfio_vshared_marks_t m;
+    int rc = s->shared->marks(s, &m);
+    if (0 != rc) {
+        return rc;
+    }
+    if (m.compactions != s->seen_compactions) {
+        /* Another rank wrote every version up to the folded mark into the
          * flat file and released their records: start over from the
          * records that remain. */
-        mca_common_sfio_vindex_clear(&s->index);
-        for (int r = 0; r < s->nranks; ++r) {
-            s->rec_cursor[r] = atomic_load(&s->coord->rank[r].rec_head);
+        rc = sfio_vstore_restart_index(s, m.folded);
+        if (0 != rc) {
+            return rc;
         }
-        s->seen = atomic_load(&s->coord->folded);
-        s->max_end = 0;
-        s->min_start = UINT64_MAX;
-        s->seen_compactions = compactions;
+        s->seen_compactions = m.compactions;
         sfio_vstore_logcopy_reset(s, s->log_tail);   /* what it copied is in the file now */
     }
-    uint64_t P = atomic_load_explicit(&s->coord->published, memory_order_acquire);
-    uint64_t folded = atomic_load_explicit(&s->coord->folded, memory_order_acquire);
+    s->folded_seen = m.folded;
+    uint64_t P = m.published, folded = m.folded;
     if (P == s->seen) {
         return 0;
     }
@@ -249,7 +270,6 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
     uint64_t *cursor = malloc((size_t) s->nranks * sizeof(uint64_t));
     size_t npend = 0, cap = 0;
     mca_common_sfio_vindex_pending_t *pend = NULL;
-    int rc = 0;
     if (!bufs || !cursor) {
         free(bufs);
         free(cursor);
@@ -258,14 +278,26 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
     /* Cursors move only if the whole batch applies. */
     memcpy(cursor, s->rec_cursor, (size_t) s->nranks * sizeof(uint64_t));
     for (int r = 0; r < s->nranks && 0 == rc; ++r) {
-        uint64_t tail = atomic_load_explicit(&s->coord->rank[r].rec_tail, memory_order_acquire);
-        if (tail <= cursor[r]) {
+        int fd = s->rec_fd, tmpfd = -1;
+        uint64_t tail = 0;
+        bool exact = true;
+        rc = s->shared->records_tail(s, r, -1, &tail, &exact);
+        if (-EAGAIN == rc) {
+            /* known only from the file itself */
+            tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
+            if (-ENOENT == tmpfd) {
+                rc = 0;
+                continue;   /* the rank has written no record yet */
+            }
+            rc = tmpfd < 0 ? tmpfd : s->shared->records_tail(s, r, tmpfd, &tail, &exact);
+            fd = tmpfd;
+        }
+        if (0 != rc || tail <= cursor[r]) {
+            if (tmpfd >= 0) close(tmpfd);
+            if (0 != rc) break;
             continue;
         }
-        size_t len = (size_t) (tail - cursor[r]);
-        int fd = s->rec_fd;
-        int tmpfd = -1;
-        if (r != s->rank) {
+        if (r != s->rank && tmpfd < 0) {
             tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
             if (tmpfd < 0) {
                 rc = tmpfd;
@@ -273,6 +305,7 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
             }
             fd = tmpfd;
         }
+        size_t len = (size_t) (tail - cursor[r]);
         bufs[r] = malloc(len);
         ssize_t got = bufs[r] ? mca_common_sfio_posix_pread_full(fd, bufs[r], len, cursor[r])
                               : -ENOMEM;
@@ -288,8 +321,10 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
             mca_common_sfio_record_t rec;
             int drc = mca_common_sfio_record_decode(bufs[r] + pos, len - pos, &rec);
             if (drc < 0) {
-                rc = -EIO;     /* within a published tail: never torn */
-                break;
+                if (exact) {
+                    rc = -EIO;     /* within a published tail: never torn */
+                }
+                break;             /* else: an append under way, of a later version */
             }
             if (rec.version > P) {
                 break;         /* published later: next time */
@@ -321,12 +356,7 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
              * time rather than trust this index. */
             mca_common_sfio_vindex_destroy(&s->index);
             mca_common_sfio_vindex_init(&s->index, NULL);
-            for (int r = 0; r < s->nranks; ++r) {
-                s->rec_cursor[r] = atomic_load(&s->coord->rank[r].rec_head);
-            }
-            s->seen = folded;
-            s->max_end = 0;
-            s->min_start = UINT64_MAX;
+            (void) sfio_vstore_restart_index(s, folded);
         }
     }
     for (int r = 0; r < s->nranks; ++r) {

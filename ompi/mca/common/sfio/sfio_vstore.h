@@ -96,6 +96,18 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
                                 const mca_common_sfio_coll_t *coll,
                                 mca_common_sfio_vstore_t **store_p, const char **warn_p);
 
+struct mca_common_sfio_coord_t;
+
+/* Right after open, the same on every rank, when the group's ranks run
+ * on several nodes: the store's shared counters live in service (the
+ * file's coordination service, see sfio_coord.h), not in a page mapped
+ * by one node.  The store owns it from now on and closes it at close. */
+void mca_common_sfio_vstore_use_service(mca_common_sfio_vstore_t *store,
+                                        struct mca_common_sfio_coord_t *service);
+
+/* Counters such a service needs for a group of nranks ranks. */
+int mca_common_sfio_vstore_service_slots(int nranks);
+
 /* Whether this rank has mapped the group's store (after its first atomic
  * access, or a collective point after any rank's). */
 bool mca_common_sfio_vstore_attached(const mca_common_sfio_vstore_t *store);

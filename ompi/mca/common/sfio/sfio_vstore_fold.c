@@ -443,8 +443,13 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
         return sfio_vstore_agree(c, 0 != fsync(s->flat_fd) ? -errno : 0);
     }
     s->fresh_floor = UINT64_MAX;   /* until this collective point completes */
-    uint64_t P = atomic_load(&s->coord->published);
-    uint64_t F = atomic_load(&s->coord->folded);
+    sfio_vshared_marks_t m;
+    rc = sfio_vstore_agree(c, s->shared->marks(s, &m));
+    if (0 != rc) {
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
+    uint64_t P = m.published, F = m.folded;
     if (P == F) {
         sfio_vstore_refresh_fresh_floor(s);
         pthread_mutex_unlock(&s->lock);
@@ -470,11 +475,12 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
     rc = sfio_vstore_agree(c, rc);
     if (0 == rc) {
         /* Everything <= P is in the flat file: the logs may go. */
-        if (0 == s->rank) {
-            atomic_store(&s->coord->folded, P);
-        }
+        int frc = 0 == s->rank ? s->shared->set_folded(s, P) : 0;
         if (0 != c->barrier(c->ctx)) {
             rc = -EIO;
+        }
+        if (0 != frc) {
+            rc = frc;   /* the others learn it at the next agreement */
         }
     }
     if (0 == rc) {
@@ -483,10 +489,12 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
         }
         s->log_tail = s->rec_tail = 0;
         sfio_vstore_logcopy_reset(s, 0);
-        atomic_store(&s->coord->rank[s->rank].rec_tail, 0);
-        atomic_store(&s->coord->rank[s->rank].rec_head, 0);
-        atomic_store(&s->coord->rank[s->rank].log_head, 0);
+        int src = s->shared->records_end(s);
+        if (0 == src) src = s->shared->set_heads(s, s->rank, 0, 0);
+        if (0 == rc) rc = src;
         memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
+        s->folded_seen = P;
+        s->log_head_seen = 0;
         mca_common_sfio_vindex_clear(&s->index);
         s->max_end = 0;
         s->min_start = UINT64_MAX;
@@ -502,83 +510,27 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
 /* bounds: compaction between collective points                       */
 /* ------------------------------------------------------------------ */
 
-/* Every data-path call marks itself in its rank's slot of the shared
- * page; a compaction waits until no live rank is marked, and a rank does
- * not enter while one runs (seq_cst on both sides: Dekker's pattern).
- * Shared memory, not file locks: on a network file system a lock is a
- * round trip to its lock manager. */
+/* Data-path calls and compaction exclude each other through the shared
+ * state's gate (sfio_vshared_ops_t): a compaction waits until no rank is
+ * in a data-path call, and no rank enters while one runs. */
 
 int sfio_vstore_gate_enter(mca_common_sfio_vstore_t *s)
 {
-    _Atomic uint32_t *mine = &s->coord->rank[s->rank].in_access;
-    for (unsigned long spins = 0;; ++spins) {
-        atomic_store(mine, 1);
-        uint32_t who = atomic_load(&s->coord->compacting);
-        if (0 == who) {
-            return 0;
-        }
-        atomic_store(mine, 0);
-        if (0 == spins % 1024 && sfio_vstore_rank_dead(s, (int) who - 1)) {
-            /* its writes were redo of published versions: harmless */
-            atomic_compare_exchange_strong(&s->coord->compacting, &who, 0);
-        }
-        if (spins < 64) {
-            sched_yield();
-        } else {
-            struct timespec ts = { 0, 50000 };
-            nanosleep(&ts, NULL);
-        }
-    }
+    return s->shared->gate_enter(s);
 }
 
 void sfio_vstore_gate_leave(mca_common_sfio_vstore_t *s)
 {
     if (s->coord) {
-        atomic_store(&s->coord->rank[s->rank].in_access, 0);
+        s->shared->gate_leave(s);
     }
-}
-
-/* Takes the compaction for this rank: no other compaction runs and no
- * live rank is in a data-path call.  Caller is not in one itself. */
-static void compaction_begin(mca_common_sfio_vstore_t *s)
-{
-    uint32_t me = (uint32_t) s->rank + 1;
-    for (unsigned long spins = 0;; ++spins) {
-        uint32_t zero = 0;
-        if (atomic_compare_exchange_strong(&s->coord->compacting, &zero, me)) {
-            break;
-        }
-        if (0 == spins % 1024 && sfio_vstore_rank_dead(s, (int) zero - 1)) {
-            atomic_compare_exchange_strong(&s->coord->compacting, &zero, 0);
-        }
-        struct timespec ts = { 0, 50000 };
-        nanosleep(&ts, NULL);
-    }
-    for (int r = 0; r < s->nranks; ++r) {
-        for (unsigned long spins = 0; r != s->rank && atomic_load(&s->coord->rank[r].in_access);
-             ++spins) {
-            if (0 == spins % 1024 && sfio_vstore_rank_dead(s, r)) {
-                break;
-            }
-            if (spins < 64) {
-                sched_yield();
-            } else {
-                struct timespec ts = { 0, 20000 };
-                nanosleep(&ts, NULL);
-            }
-        }
-    }
-}
-
-static void compaction_end(mca_common_sfio_vstore_t *s)
-{
-    atomic_store(&s->coord->compacting, 0);
 }
 
 bool sfio_vstore_over_bounds(const mca_common_sfio_vstore_t *s)
 {
-    uint64_t live_log = s->log_tail - atomic_load(&s->coord->rank[s->rank].log_head);
-    uint64_t waiting = atomic_load(&s->coord->published) - atomic_load(&s->coord->folded);
+    /* as of this rank's last catch-up: no round trip to the service */
+    uint64_t live_log = s->log_tail - s->log_head_seen;
+    uint64_t waiting = s->seen - s->folded_seen;
     return (s->max_log && live_log > s->max_log) || (s->max_versions && waiting > s->max_versions);
 }
 
@@ -608,26 +560,40 @@ static int compact_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
 static int folded_prefix(mca_common_sfio_vstore_t *s, int r, uint64_t P, uint64_t *rec_p,
                          uint64_t *log_p)
 {
-    uint64_t head = atomic_load(&s->coord->rank[r].rec_head);
-    uint64_t tail = atomic_load(&s->coord->rank[r].rec_tail);
+    uint64_t head = 0, tail = 0;
+    bool exact = true;
+    int rc = s->shared->heads(s, r, &head, log_p);
     *rec_p = head;
-    *log_p = atomic_load(&s->coord->rank[r].log_head);
-    if (tail <= head) {
+    if (0 == rc) rc = s->shared->records_tail(s, r, -1, &tail, &exact);
+    if (0 != rc && -EAGAIN != rc) {
+        return rc;
+    }
+    if (0 == rc && tail <= head) {
         return 0;
     }
     int fd = r == s->rank ? s->rec_fd : sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
+    if (-ENOENT == fd && -EAGAIN == rc) {
+        return 0;   /* the rank has written no record */
+    }
     if (fd < 0) {
         return fd;
+    }
+    if (-EAGAIN == rc) {
+        rc = s->shared->records_tail(s, r, fd, &tail, &exact);
+    }
+    if (0 != rc || tail <= head) {
+        if (r != s->rank) close(fd);
+        return rc;
     }
     size_t len = (size_t) (tail - head);
     char *buf = malloc(len);
     ssize_t got = buf ? mca_common_sfio_posix_pread_full(fd, buf, len, (off_t) head) : -ENOMEM;
     if (r != s->rank) close(fd);
-    int rc = got == (ssize_t) len ? 0 : got < 0 ? (int) got : -EIO;
+    rc = got == (ssize_t) len ? 0 : got < 0 ? (int) got : -EIO;
     for (size_t pos = 0; 0 == rc && pos < len;) {
         mca_common_sfio_record_t rec;
         if (0 != mca_common_sfio_record_decode(buf + pos, len - pos, &rec)) {
-            rc = -EIO;
+            rc = exact ? -EIO : 0;   /* past the file's whole records: a torn append */
             break;
         }
         if (MCA_COMMON_SFIO_RECORD_FRESH == rec.kind) {
@@ -671,12 +637,15 @@ static void punch(mca_common_sfio_vstore_t *s, const char *kind, int r, uint64_t
  * Caller holds s->lock and no gate. */
 int sfio_vstore_compact(mca_common_sfio_vstore_t *s)
 {
-    compaction_begin(s);
-    if (!sfio_vstore_over_bounds(s)) {
-        compaction_end(s);
+    int rc = s->shared->compaction_begin(s);
+    if (0 != rc) {
+        return rc;
+    }
+    rc = sfio_vstore_catch_up(s);
+    if (0 == rc && !sfio_vstore_over_bounds(s)) {
+        s->shared->compaction_end(s);
         return 0;   /* another rank compacted while this one waited */
     }
-    int rc = sfio_vstore_catch_up(s);
     uint64_t P = s->seen;
     compact_ctx_t k = { .s = s, .buf = malloc(FOLD_CHUNK) };
     if (0 == rc && !k.buf) {
@@ -700,12 +669,15 @@ int sfio_vstore_compact(mca_common_sfio_vstore_t *s)
     }
     if (0 == rc) {
         /* Everything <= P is in the flat file. */
-        atomic_store(&s->coord->folded, P);
-        for (int r = 0; r < s->nranks; ++r) {
-            atomic_store(&s->coord->rank[r].rec_head, rec_end[r]);
-            atomic_store(&s->coord->rank[r].log_head, log_end[r]);
+        rc = s->shared->set_folded(s, P);
+        for (int r = 0; 0 == rc && r < s->nranks; ++r) {
+            rc = s->shared->set_heads(s, r, rec_end[r], log_end[r]);
         }
-        atomic_fetch_add(&s->coord->compactions, 1);
+        if (0 == rc) {
+            rc = s->shared->count_compaction(s);
+        }
+    }
+    if (0 == rc) {
         for (int r = 0; r < s->nranks; ++r) {
             punch(s, "rec", r, rec_end[r]);
             punch(s, "log", r, log_end[r]);
@@ -715,6 +687,6 @@ int sfio_vstore_compact(mca_common_sfio_vstore_t *s)
     }
     free(rec_end);
     free(log_end);
-    compaction_end(s);
+    s->shared->compaction_end(s);
     return rc;
 }

@@ -159,14 +159,69 @@ int sfio_open_store_file(const char *path, int flags, const char **why_p);
 typedef sfio_coord_rank_t coord_rank_t;
 typedef sfio_coord_t coord_t;
 
+/* The group's shared state, by where it lives (coord->shared_by): an ops
+ * table per place, so the data path, the fold and compaction read the
+ * same whichever it is.  Every operation returns 0 or a negative errno
+ * (the mapped page never fails; the service may time out). */
+typedef struct sfio_vshared_marks_t {
+    uint64_t published;      /* every version <= this is published */
+    uint64_t folded;         /* every version <= this is in the flat file */
+    uint64_t compactions;    /* compactions so far */
+} sfio_vshared_marks_t;
+
+typedef struct sfio_vshared_ops_t {
+    const char *name;
+    /* this rank starts (attach) and stops (close) using the store */
+    int (*join)(mca_common_sfio_vstore_t *s);
+    int (*leave)(mca_common_sfio_vstore_t *s);
+    /* rank 0 at close, after its own leave: whether every rank left
+     * (waits a little for the others) */
+    bool (*all_left)(mca_common_sfio_vstore_t *s);
+    int (*take_version)(mca_common_sfio_vstore_t *s, uint64_t *version_p);
+    /* returns once every version <= version is published */
+    int (*publish)(mca_common_sfio_vstore_t *s, uint64_t version);
+    /* this rank's records now end at s->rec_tail (what recovery reads) */
+    int (*records_end)(mca_common_sfio_vstore_t *s);
+    int (*marks)(mca_common_sfio_vstore_t *s, sfio_vshared_marks_t *m);
+    int (*set_folded)(mca_common_sfio_vstore_t *s, uint64_t folded);
+    /* where rank r's unfolded records and data begin (compaction moves them) */
+    int (*heads)(mca_common_sfio_vstore_t *s, int r, uint64_t *rec_head, uint64_t *log_head);
+    int (*set_heads)(mca_common_sfio_vstore_t *s, int r, uint64_t rec_head, uint64_t log_head);
+    /* where rank r's whole records end; *exact false: only an upper
+     * bound (the file's end), records past the last whole one are being
+     * written.  rec_fd: rank r's record file, or -1 (then -EAGAIN when
+     * only the file can tell) */
+    int (*records_tail)(mca_common_sfio_vstore_t *s, int r, int rec_fd, uint64_t *tail,
+                        bool *exact);
+    int (*count_compaction)(mca_common_sfio_vstore_t *s);
+    /* data-path calls against compaction (see sfio_vstore_gate_enter) */
+    int (*gate_enter)(mca_common_sfio_vstore_t *s);
+    void (*gate_leave)(mca_common_sfio_vstore_t *s);
+    int (*compaction_begin)(mca_common_sfio_vstore_t *s);
+    void (*compaction_end)(mca_common_sfio_vstore_t *s);
+    /* this rank's flat-file write begins (writing) or ends (!writing) now */
+    void (*flat_mark)(mca_common_sfio_vstore_t *s, bool writing, int64_t now_ns);
+} sfio_vshared_ops_t;
+
+extern const sfio_vshared_ops_t sfio_vshared_mapped;
+extern const sfio_vshared_ops_t sfio_vshared_service;
+
+/* Writes one 8-byte field of this store's coordination file at offset
+ * (SERVICE stores: never through the mapping). */
+int sfio_vshared_put_field(mca_common_sfio_vstore_t *s, size_t offset, uint64_t value);
+
 struct mca_common_sfio_vstore_t {
     mca_common_sfio_coll_t coll;
     int rank, nranks;
     int flat_fd;
     char *dir;
     int coord_fd;
-    coord_t *coord;
+    coord_t *coord;              /* mapped coordination file (NULL: not attached) */
     size_t coord_size;
+    const sfio_vshared_ops_t *shared;   /* where the counters live */
+    struct mca_common_sfio_coord_t *service;   /* SERVICE: the file's coordination service */
+    uint64_t folded_seen;        /* folded as of the last catch-up */
+    uint64_t log_head_seen;      /* this rank's log head as of the last catch-up */
     int log_fd, rec_fd;
     int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
     uint64_t log_tail, rec_tail;
@@ -253,6 +308,10 @@ void sfio_vstore_refresh_fresh_floor(mca_common_sfio_vstore_t *s);
 
 /* Brings the index to the newest published version.  Caller holds lock. */
 int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s);
+
+/* Empties the index; every rank's cursor goes to its first unfolded
+ * record, the index holds versions <= folded (none). */
+int sfio_vstore_restart_index(mca_common_sfio_vstore_t *s, uint64_t folded);
 
 /* Extends the in-memory copy of this rank's log by the bytes just logged
  * at [start, ...) when they continue it and fit fold.cache_max; after the

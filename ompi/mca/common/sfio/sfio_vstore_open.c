@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sfio_coord.h"
 #include "sfio_vstore.h"
 #include "sfio_foldplan.h"
 #include "sfio_vindex.h"
@@ -191,6 +192,7 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
                                                     .defer_max = 0, .defer_piece_max = 0 };
         s->coord_fd = s->log_fd = s->rec_fd = -1;
         s->coord_size = coord_bytes(coll->size);
+        s->shared = &sfio_vshared_mapped;
         s->reserve = true;
         pthread_mutex_init(&s->lock, NULL);
         mca_common_sfio_vindex_init(&s->index, NULL);
@@ -276,7 +278,9 @@ static int map_coord(mca_common_sfio_vstore_t *s, int fd)
     }
     if (SFIO_COORD_MAGIC != c->magic || SFIO_COORD_LAYOUT != c->layout ||
         c->nranks != (uint32_t) s->nranks || c->ident.ino != s->ident.ino ||
-        c->ident.dev != s->ident.dev || c->ident.uid != (uint32_t) geteuid()) {
+        c->ident.dev != s->ident.dev || c->ident.uid != (uint32_t) geteuid() ||
+        c->shared_by != (&sfio_vshared_service == s->shared ? SFIO_SHARED_BY_SERVICE
+                                                           : SFIO_SHARED_BY_MAPPED)) {
         munmap(c, s->coord_size);
         return -EPROTO;   /* not this group's store (or another node's file) */
     }
@@ -301,6 +305,11 @@ static int create_store(mca_common_sfio_vstore_t *s)
     /* liveness first: a recovery probing this file then sees it alive */
     if (0 == rc) rc = sfio_vstore_coord_lock(fd, F_RDLCK, false);
     if (0 == rc && 0 != ftruncate(fd, (off_t) s->coord_size)) rc = -errno;
+    /* blocks for every field now: a later update never meets a full disk */
+    if (0 == rc) {
+        int frc = posix_fallocate(fd, 0, (off_t) s->coord_size);
+        if (0 != frc && EOPNOTSUPP != frc && EINVAL != frc) rc = -frc;
+    }
     coord_t *c = NULL;
     if (0 == rc) {
         c = mmap(NULL, s->coord_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -314,12 +323,19 @@ static int create_store(mca_common_sfio_vstore_t *s)
         c->nranks = (uint32_t) s->nranks;
         c->ident = s->ident;
         c->ident.uid = (uint32_t) geteuid();
+        c->shared_by = &sfio_vshared_service == s->shared ? SFIO_SHARED_BY_SERVICE
+                                                         : SFIO_SHARED_BY_MAPPED;
         int64_t m = sfio_mtime_ns_of_fd(s->flat_fd);
         atomic_store(&c->flat_mtime_ns, m > 0 ? m : 0);
         atomic_thread_fence(memory_order_release);
         c->magic = SFIO_COORD_MAGIC;
+        /* Other nodes write their fields with pwrite: this page must
+         * reach the file system before any of them opens it. */
+        if (&sfio_vshared_service == s->shared && 0 != msync(c, s->coord_size, MS_SYNC)) {
+            rc = -errno;
+        }
         /* published under its name only now, locked and complete */
-        if (0 != rename(tmp, cp)) {
+        if (0 == rc && 0 != rename(tmp, cp)) {
             rc = -errno;
         }
     }
@@ -395,14 +411,15 @@ int sfio_vstore_attach(mca_common_sfio_vstore_t *s, bool create)
          * already writing windows whole. */
         wait_other_windows(s);
     }
-    atomic_store(&s->coord->rank[s->rank].pid, (int64_t) getpid());
-    atomic_fetch_add(&s->coord->attached, 1);
-    s->seen_compactions = atomic_load(&s->coord->compactions);
-    s->seen = atomic_load(&s->coord->folded);
-    for (int r = 0; r < s->nranks; ++r) {
-        s->rec_cursor[r] = atomic_load(&s->coord->rank[r].rec_head);
+    sfio_vshared_marks_t m;
+    int jrc = s->shared->join(s);
+    if (0 == jrc) jrc = s->shared->marks(s, &m);
+    if (0 == jrc) {
+        s->seen_compactions = m.compactions;
+        s->folded_seen = m.folded;
+        jrc = sfio_vstore_restart_index(s, m.folded);
     }
-    return 0;
+    return jrc;
 }
 
 int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
@@ -411,6 +428,7 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
     if (!s->coord) {
         /* never made (every rank agrees after the fold): nothing on disk */
         int brc = s->coll.barrier(s->coll.ctx);
+        (void) mca_common_sfio_coord_close(s->service);
         store_free(s);
         return rc ? rc : (brc ? -EIO : 0);
     }
@@ -422,19 +440,13 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
         free(lp);
         free(rp);
     }
-    atomic_fetch_sub(&s->coord->attached, 1);
-    /* When close returns on any rank the sidecar is gone: rank 0 waits in
-     * shared memory until every rank has left (their logs unlinked),
-     * removes it, then one barrier releases everyone.  A failed fold
-     * leaves it for the next open to recover. */
-    if (0 == s->rank && 0 == rc) {
-        for (unsigned long spins = 0; atomic_load(&s->coord->attached) > 0; ++spins) {
-            if (spins > 200000) {
-                break;   /* a rank that cannot leave: its sidecar stays */
-            }
-            sched_yield();
-        }
-        if (0 == atomic_load(&s->coord->attached)) {
+    int lrc = s->shared->leave(s);
+    /* When close returns on any rank the sidecar is gone: rank 0 waits
+     * until every rank has left (their logs unlinked), removes it, then
+     * one barrier releases everyone.  A failed fold leaves it for the
+     * next open to recover; so does a rank that cannot leave. */
+    if (0 == s->rank && 0 == rc && 0 == lrc) {
+        if (s->shared->all_left(s)) {
             char *cp = path_join(s->dir, "coord");
             if (cp) unlink(cp);
             free(cp);
@@ -442,6 +454,14 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
         }
     }
     int brc = s->coll.barrier(s->coll.ctx);
+    (void) mca_common_sfio_coord_close(s->service);
     store_free(s);
     return rc ? rc : (brc ? -EIO : 0);
+}
+
+void mca_common_sfio_vstore_use_service(mca_common_sfio_vstore_t *s,
+                                        struct mca_common_sfio_coord_t *service)
+{
+    s->service = service;
+    s->shared = &sfio_vshared_service;
 }

@@ -38,62 +38,6 @@ bool sfio_vstore_rank_dead(mca_common_sfio_vstore_t *s, int r)
            mca_common_sfio_pid_dead(atomic_load(&s->coord->rank[r].pid));
 }
 
-/* Version b is next to publish but nobody publishes it.  True when its
- * writer is certainly dead: the rank holding b is dead, or no live rank
- * holds b or is still claiming a version while some dead rank was. */
-static bool holder_dead(mca_common_sfio_vstore_t *s, uint64_t b)
-{
-    bool dead_claimer = false;
-    for (int r = 0; r < s->nranks; ++r) {
-        uint64_t pend = atomic_load(&s->coord->rank[r].pending);
-        int64_t pid = atomic_load(&s->coord->rank[r].pid);
-        if (pend == b) {
-            return mca_common_sfio_pid_dead(pid);
-        }
-        if (CLAIMING == pend) {
-            if (!mca_common_sfio_pid_dead(pid)) {
-                return false;   /* may be about to hold b */
-            }
-            dead_claimer = true;
-        }
-    }
-    return dead_claimer;
-}
-
-/* Publishes v after every lower version; skips a dead writer's version. */
-static void publish(mca_common_sfio_vstore_t *s, uint64_t v)
-{
-    unsigned long spins = 0;
-    for (;;) {
-        uint64_t p = atomic_load_explicit(&s->coord->published, memory_order_acquire);
-        if (p >= v) {
-            break;
-        }
-        if (p == v - 1) {
-            if (atomic_compare_exchange_strong_explicit(&s->coord->published, &p, v,
-                                                        memory_order_acq_rel,
-                                                        memory_order_acquire)) {
-                break;
-            }
-            continue;
-        }
-        if (0 == spins++) {
-            s->stats.publish_waits++;
-        }
-        if (spins < 256) {
-            sched_yield();
-        } else {
-            struct timespec ts = { 0, 20000 };
-            nanosleep(&ts, NULL);
-            if (0 == spins % 512 && holder_dead(s, p + 1) &&
-                atomic_compare_exchange_strong(&s->coord->published, &p, p + 1)) {
-                s->stats.aborted_versions++;
-            }
-        }
-    }
-}
-
-
 /* ------------------------------------------------------------------ */
 /* data path                                                          */
 /* ------------------------------------------------------------------ */
@@ -125,8 +69,20 @@ static int append_record(mca_common_sfio_vstore_t *s, size_t rsize)
         return put < 0 ? (int) put : -EIO;
     }
     s->rec_tail += rsize;
-    atomic_store_explicit(&s->coord->rank[s->rank].rec_tail, s->rec_tail, memory_order_release);
-    return 0;
+    return s->shared->records_end(s);
+}
+
+/* Says that version v ended without data (its record could not be
+ * written): recovery then goes on past it. */
+static int append_abort(mca_common_sfio_vstore_t *s, uint64_t v)
+{
+    size_t rsize = mca_common_sfio_record_size(0);
+    int rc = sfio_vstore_recbuf_reserve(s, rsize);
+    if (0 == rc) {
+        mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_ABORT, v, 0, NULL, 0);
+        rc = append_record(s, rsize);
+    }
+    return rc;
 }
 
 /* Puts fresh private bytes in place before the version exists, after a
@@ -254,11 +210,12 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         return rc;
     }
 
-    coord_rank_t *me = &s->coord->rank[s->rank];
-    atomic_store(&me->pending, CLAIMING);
-    uint64_t v = atomic_fetch_add(&s->coord->next_version, 1) + 1;
-    atomic_store(&me->pending, v);
-
+    uint64_t v = 0;
+    rc = s->shared->take_version(s, &v);
+    if (0 != rc) {
+        free(ranges);
+        return rc;   /* no version: nobody waits for one */
+    }
     if (nr_shared) {
         mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
                                       nr_shared);
@@ -268,10 +225,22 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
                                       place_start, ranges + nr_shared, nr_place);
     }
     free(ranges);
-    /* On failure the version still gets published, empty, so others never wait. */
     rc = append_record(s, size_shared + size_place);
-    publish(s, v);
-    atomic_store(&me->pending, 0);
+    if (0 != rc) {
+        /* The version is published all the same, so that others never
+         * wait for it; recovery must see it ended, not missing. */
+        int arc = append_abort(s, v);
+        if (0 != arc && s->shared == &sfio_vshared_service) {
+            /* Recovery would stop at this version and drop later
+             * published ones: publish nothing after it rather than
+             * report their writes done. */
+            return rc;
+        }
+    }
+    int prc = s->shared->publish(s, v);
+    if (0 == rc) {
+        rc = prc;
+    }
     if (0 == rc) {
         s->stats.versions++;
         for (size_t i = 0; i < nshared; ++i) s->stats.bytes_versioned += shared[i].length;
