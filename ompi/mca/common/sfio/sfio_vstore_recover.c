@@ -7,11 +7,17 @@
  * it is a regular file of this user reached without a symlink, it is made
  * for this very file (device, inode, birth time) and the file was not
  * modified after the group's last write.  Nothing here blocks on a lock.
+ *
+ * A store whose counters lived in the coordination service (shared_by)
+ * kept no published mark: the versions redone are then the longest run
+ * of whole records above the folded mark (sfio_recplan), which holds
+ * every published version.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +30,7 @@
 #include "sfio_vstore_int.h"
 #include "sfio_vindex.h"
 #include "sfio_record.h"
+#include "sfio_recplan.h"
 
 #define APPLY_CHUNK (4u << 20)
 #define NFS_MAGIC 0x6969
@@ -141,6 +148,105 @@ static void view_close(store_view_t *v)
     v->coord_fd = -1;
 }
 
+/* Writes a field of the coordination file as the store's ranks do:
+ * through the mapping when the ranks of one node share it, with pwrite
+ * for a service store (never through a mapping: a network file system
+ * writes a mapped page back whole). */
+static int coord_put(store_view_t *v, size_t field, uint64_t value)
+{
+    if (SFIO_SHARED_BY_SERVICE != v->c->shared_by) {
+        atomic_store((_Atomic uint64_t *) ((char *) v->c + field), value);
+        return 0;
+    }
+    ssize_t put = mca_common_sfio_posix_pwrite_full(v->coord_fd, &value, sizeof(value), field);
+    return put == (ssize_t) sizeof(value) ? 0 : put < 0 ? (int) put : -EIO;
+}
+
+/* Every rank's records in [rec_head, rec_tail) of its record log (bytes
+ * past rec_tail, such as a torn append, are not read), each checked. */
+typedef struct {
+    int nranks;
+    char **bufs;
+    size_t *lens;
+    uint64_t *versions;   /* of the WRITE, PLACE and ABORT records */
+    size_t nversions, cap;
+} store_records_t;
+
+static void records_free(store_records_t *s)
+{
+    for (int r = 0; r < s->nranks && s->bufs; ++r) free(s->bufs[r]);
+    free(s->bufs);
+    free(s->lens);
+    free(s->versions);
+    *s = (store_records_t) { 0 };
+}
+
+static int records_load(const store_view_t *v, store_records_t *s, const char **why_p)
+{
+    sfio_coord_t *c = v->c;
+    *s = (store_records_t) { .nranks = (int) c->nranks };
+    s->bufs = calloc((size_t) s->nranks, sizeof(char *));
+    s->lens = calloc((size_t) s->nranks, sizeof(size_t));
+    *why_p = "cannot read it";
+    if (!s->bufs || !s->lens) {
+        return -ENOMEM;
+    }
+    for (int r = 0; r < s->nranks; ++r) {
+        uint64_t head = atomic_load(&c->rank[r].rec_head);
+        uint64_t tail = atomic_load(&c->rank[r].rec_tail);
+        if (tail <= head) {
+            continue;
+        }
+        const char *why = NULL;
+        char *rp = sfio_rank_file(v->dir, "rec", r);
+        int rfd = rp ? sfio_open_store_file(rp, O_RDONLY, &why) : -ENOMEM;
+        free(rp);
+        size_t len = (size_t) (tail - head);
+        s->bufs[r] = rfd >= 0 ? malloc(len) : NULL;
+        ssize_t got = s->bufs[r] ? mca_common_sfio_posix_pread_full(rfd, s->bufs[r], len, head)
+                                 : (rfd < 0 ? rfd : -ENOMEM);
+        if (rfd >= 0) close(rfd);
+        if (got != (ssize_t) len) {
+            *why_p = got < 0 && why && why[0] ? why : "a record log is shorter than recorded";
+            return got < 0 ? (int) got : -EBADMSG;
+        }
+        s->lens[r] = len;
+        for (size_t pos = 0; pos < len;) {
+            mca_common_sfio_record_t rec;
+            if (0 != mca_common_sfio_record_decode(s->bufs[r] + pos, len - pos, &rec)) {
+                *why_p = "a record is damaged";
+                return -EBADMSG;
+            }
+            if (MCA_COMMON_SFIO_RECORD_FRESH != rec.kind) {
+                if (s->nversions == s->cap) {
+                    size_t cap = s->cap ? 2 * s->cap : 64;
+                    void *nv = realloc(s->versions, cap * sizeof(*s->versions));
+                    if (!nv) {
+                        return -ENOMEM;
+                    }
+                    s->versions = nv;
+                    s->cap = cap;
+                }
+                s->versions[s->nversions++] = rec.version;
+            }
+            pos += rec.size;
+        }
+    }
+    return 0;
+}
+
+/* Every version up to this was published: the mark kept in the file by a
+ * mapped store; for a service store, the longest run of whole records
+ * above the folded mark, which holds every published version. */
+static uint64_t store_published(const sfio_coord_t *c, store_records_t *s)
+{
+    if (SFIO_SHARED_BY_SERVICE == c->shared_by) {
+        return mca_common_sfio_recplan_published(atomic_load(&c->folded), s->versions,
+                                                 s->nversions);
+    }
+    return atomic_load(&c->published);
+}
+
 /* Fills info's verdict for the store at dir; on a verdict that allows
  * applying or discarding, v holds the locked coordination file. */
 static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtime_ns,
@@ -196,14 +302,18 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
     v->size = (size_t) st.st_size;
     sfio_coord_t *c = v->c;
     if (SFIO_COORD_MAGIC != c->magic || SFIO_COORD_LAYOUT != c->layout || 0 == c->nranks ||
-        c->nranks > MCA_COMMON_SFIO_VINDEX_MAX_RANKS || v->size < sfio_coord_bytes((int) c->nranks)) {
+        c->nranks > MCA_COMMON_SFIO_VINDEX_MAX_RANKS || v->size < sfio_coord_bytes((int) c->nranks) ||
+        (SFIO_SHARED_BY_MAPPED != c->shared_by && SFIO_SHARED_BY_SERVICE != c->shared_by)) {
         info->verdict = MCA_COMMON_SFIO_STORE_CORRUPT;
         info->why = "its coordination file is not of this version of the suite";
         view_close(v);
         return;
     }
     info->nranks = (int) c->nranks;
-    info->versions = atomic_load(&c->published) - atomic_load(&c->folded);
+    bool versions_known = SFIO_SHARED_BY_SERVICE != c->shared_by;
+    if (versions_known) {
+        info->versions = atomic_load(&c->published) - atomic_load(&c->folded);
+    }
     /* every log and record file there must be safe to read */
     for (uint32_t r = 0; r < c->nranks; ++r) {
         for (int k = 0; k < 2; ++k) {
@@ -221,6 +331,16 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
                 return;
             }
         }
+    }
+    if (!versions_known) {
+        /* counted from the records; unreadable ones fail the apply, which says why */
+        store_records_t recs;
+        const char *ignored;
+        if (0 == records_load(v, &recs, &ignored)) {
+            info->versions = store_published(c, &recs) - atomic_load(&c->folded);
+            versions_known = true;
+        }
+        records_free(&recs);
     }
     const sfio_ident_t *id = &c->ident;
     bool same_dev = id->dev == file->dev || (NFS_MAGIC == file->fs_type && NFS_MAGIC == id->fs_type);
@@ -248,8 +368,8 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
         return;
     }
     info->verdict = MCA_COMMON_SFIO_STORE_DEAD;
-    info->why = 0 == info->versions ? "left by a job that stopped, nothing to apply"
-                                    : "left by a job that stopped";
+    info->why = versions_known && 0 == info->versions ? "left by a job that stopped, nothing to apply"
+                                                      : "left by a job that stopped";
 }
 
 /* Redoes the published versions of an examined store into flat_fd.
@@ -258,49 +378,41 @@ static int apply(store_view_t *v, int flat_fd, uint64_t *undone_p, const char **
 {
     sfio_coord_t *c = v->c;
     int nranks = (int) c->nranks;
-    uint64_t P = atomic_load(&c->published), F = atomic_load(&c->folded);
     mca_common_sfio_vindex_t index;
     mca_common_sfio_vindex_init(&index, NULL);
     mca_common_sfio_vindex_pending_t *pend = NULL;
     size_t npend = 0, cap = 0;
     undo_list_t undo = { 0 };
-    char **bufs = calloc((size_t) nranks, sizeof(char *));
+    store_records_t recs = { 0 };
     int *log_fds = malloc((size_t) nranks * sizeof(int));
-    int rc = (bufs && log_fds) ? 0 : -ENOMEM;
     *why_p = "cannot read it";
+    int rc = log_fds ? records_load(v, &recs, why_p) : -ENOMEM;
     for (int r = 0; r < nranks && log_fds; ++r) log_fds[r] = -1;
+    uint64_t F = atomic_load(&c->folded), P = 0 == rc ? store_published(c, &recs) : F;
 
     for (int r = 0; r < nranks && 0 == rc; ++r) {
-        uint64_t head = atomic_load(&c->rank[r].rec_head);
-        uint64_t tail = atomic_load(&c->rank[r].rec_tail);
-        if (tail <= head) {
+        const char *buf = recs.bufs[r];
+        size_t len = recs.lens[r];
+        if (0 == len) {
             continue;
         }
         const char *why = NULL;
-        char *rp = sfio_rank_file(v->dir, "rec", r), *lp = sfio_rank_file(v->dir, "log", r);
-        int rfd = rp ? sfio_open_store_file(rp, O_RDONLY, &why) : -ENOMEM;
+        char *lp = sfio_rank_file(v->dir, "log", r);
         log_fds[r] = lp ? sfio_open_store_file(lp, O_RDONLY, &why) : -ENOMEM;
-        free(rp);
         free(lp);
-        size_t len = (size_t) (tail - head);
-        bufs[r] = (rfd >= 0 && log_fds[r] >= 0) ? malloc(len) : NULL;
-        ssize_t got = bufs[r] ? mca_common_sfio_posix_pread_full(rfd, bufs[r], len, (off_t) head)
-                              : (rfd < 0 ? rfd : log_fds[r] < 0 ? log_fds[r] : -ENOMEM);
-        if (rfd >= 0) close(rfd);
-        if (got != (ssize_t) len) {
-            rc = got < 0 ? (int) got : -EBADMSG;
-            *why_p = got < 0 && why && why[0] ? why : "a record log is shorter than recorded";
+        if (log_fds[r] < 0) {
+            rc = log_fds[r];
+            *why_p = why && why[0] ? why : "cannot read it";
             break;
         }
         for (size_t pos = 0; pos < len;) {
             mca_common_sfio_record_t rec;
-            if (0 != mca_common_sfio_record_decode(bufs[r] + pos, len - pos, &rec)) {
-                rc = -EBADMSG;
-                *why_p = "a record is damaged";
+            if (0 != mca_common_sfio_record_decode(buf + pos, len - pos, &rec)) {
+                rc = -EBADMSG;   /* records_load checked them */
                 break;
             }
             if (MCA_COMMON_SFIO_RECORD_FRESH == rec.kind &&
-                0 != (rc = undo_note(&undo, bufs[r], pos, len, &rec, P))) {
+                0 != (rc = undo_note(&undo, buf, pos, len, &rec, P))) {
                 break;
             }
             if (MCA_COMMON_SFIO_RECORD_PLACE == rec.kind) {
@@ -335,14 +447,14 @@ static int apply(store_view_t *v, int flat_fd, uint64_t *undone_p, const char **
     if (0 == rc && 0 != fsync(flat_fd)) {
         rc = -errno;
     }
-    if (0 == rc) {
-        atomic_store(&c->folded, P);   /* a second application would redo nothing */
+    /* a second application would redo nothing */
+    if (0 == rc && 0 != (rc = coord_put(v, offsetof(sfio_coord_t, folded), P))) {
+        *why_p = "cannot write its coordination file";
     }
-    for (int r = 0; r < nranks; ++r) {
-        if (bufs) free(bufs[r]);
-        if (log_fds && log_fds[r] >= 0) close(log_fds[r]);
+    for (int r = 0; r < nranks && log_fds; ++r) {
+        if (log_fds[r] >= 0) close(log_fds[r]);
     }
-    free(bufs);
+    records_free(&recs);
     free(log_fds);
     free(pend);
     mca_common_sfio_vindex_destroy(&index);
@@ -490,7 +602,8 @@ int mca_common_sfio_vstore_scan(const char *path, int fd, const char *store_dir,
                 const char *why = NULL;
                 int arc = apply(&v, wfd, &tally.bytes_undone, &why);
                 if (0 == arc) {
-                    atomic_store(&v.c->flat_mtime_ns, sfio_now_ns());
+                    (void) coord_put(&v, offsetof(sfio_coord_t, flat_mtime_ns),
+                                     (uint64_t) sfio_now_ns());
                     info.verdict = MCA_COMMON_SFIO_STORE_APPLIED;
                     info.why = "applied";
                     tally.applied++;
