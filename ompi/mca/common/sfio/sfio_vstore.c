@@ -97,7 +97,7 @@ int sfio_vstore_recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n)
 }
 
 /* Closes the cached descriptors of other ranks' logs (reopened on use). */
-static void drop_reader_fds(mca_common_sfio_vstore_t *s)
+void sfio_vstore_drop_readers(mca_common_sfio_vstore_t *s)
 {
     for (int r = 0; r < s->nranks; ++r) {
         if (s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
@@ -146,11 +146,11 @@ void sfio_vstore_stores_remove(mca_common_sfio_vstore_t *s)
  * not busy right now (never waited for: no lock order to keep). */
 static void drop_all_reader_fds(mca_common_sfio_vstore_t *s)
 {
-    drop_reader_fds(s);
+    sfio_vstore_drop_readers(s);
     pthread_mutex_lock(&stores_lock);
     for (size_t i = 0; i < nstores; ++i) {
         if (stores[i] != s && 0 == pthread_mutex_trylock(&stores[i]->lock)) {
-            drop_reader_fds(stores[i]);
+            sfio_vstore_drop_readers(stores[i]);
             pthread_mutex_unlock(&stores[i]->lock);
         }
     }

@@ -493,6 +493,7 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
         if (0 == src) src = s->shared->set_heads(s, s->rank, 0, 0);
         if (0 == rc) rc = src;
         memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
+        sfio_vstore_drop_readers(s);
         s->folded_seen = P;
         s->log_head_seen = 0;
         mca_common_sfio_vindex_clear(&s->index);

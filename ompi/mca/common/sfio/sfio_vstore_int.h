@@ -222,6 +222,8 @@ struct mca_common_sfio_vstore_t {
     struct mca_common_sfio_coord_t *service;   /* SERVICE: the file's coordination service */
     uint64_t folded_seen;        /* folded as of the last catch-up */
     uint64_t log_head_seen;      /* this rank's log head as of the last catch-up */
+    bool sync_before_publish;    /* NFS across nodes: another node sees appended bytes
+                                    only once they are on the server */
     int log_fd, rec_fd;
     int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
     uint64_t log_tail, rec_tail;
@@ -301,6 +303,11 @@ void sfio_vstore_stores_remove(mca_common_sfio_vstore_t *s);
 int sfio_vstore_open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int rank, int flags);
 
 int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank);
+
+/* Closes the cached descriptors of other ranks' logs: after a fold the
+ * logs start over at offset 0, and on NFS only an open revalidates what
+ * the client cached of a file. */
+void sfio_vstore_drop_readers(mca_common_sfio_vstore_t *s);
 
 /* A collective point: every write of the group has returned, so the flat
  * file's size bounds every byte written so far. */

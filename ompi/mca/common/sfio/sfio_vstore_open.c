@@ -464,4 +464,5 @@ void mca_common_sfio_vstore_use_service(mca_common_sfio_vstore_t *s,
 {
     s->service = service;
     s->shared = &sfio_vshared_service;
+    s->sync_before_publish = NFS_SUPER_MAGIC == s->ident.fs_type;
 }

@@ -226,6 +226,10 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     }
     free(ranges);
     rc = append_record(s, size_shared + size_place);
+    if (0 == rc && s->sync_before_publish &&
+        (0 != fdatasync(s->log_fd) || 0 != fdatasync(s->rec_fd))) {
+        rc = -errno;   /* another node might not see it: the write failed */
+    }
     if (0 != rc) {
         /* The version is published all the same, so that others never
          * wait for it; recovery must see it ended, not missing. */
