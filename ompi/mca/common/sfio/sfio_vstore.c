@@ -262,6 +262,7 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
         sfio_vstore_logcopy_reset(s, s->log_tail);   /* what it copied is in the file now */
     }
     s->folded_seen = m.folded;
+    s->folded_known = true;
     uint64_t P = m.published, folded = m.folded;
     if (P == s->seen) {
         return 0;

@@ -495,6 +495,7 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
         memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
         sfio_vstore_drop_readers(s);
         s->folded_seen = P;
+        s->folded_known = true;
         s->log_head_seen = 0;
         mca_common_sfio_vindex_clear(&s->index);
         s->max_end = 0;

@@ -221,6 +221,7 @@ struct mca_common_sfio_vstore_t {
     const sfio_vshared_ops_t *shared;   /* where the counters live */
     struct mca_common_sfio_coord_t *service;   /* SERVICE: the file's coordination service */
     uint64_t folded_seen;        /* folded as of the last catch-up */
+    bool folded_known;           /* folded_seen was read from the shared state */
     uint64_t log_head_seen;      /* this rank's log head as of the last catch-up */
     bool sync_before_publish;    /* NFS across nodes: another node sees appended bytes
                                     only once they are on the server */

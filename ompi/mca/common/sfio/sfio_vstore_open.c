@@ -417,6 +417,7 @@ int sfio_vstore_attach(mca_common_sfio_vstore_t *s, bool create)
     if (0 == jrc) {
         s->seen_compactions = m.compactions;
         s->folded_seen = m.folded;
+        s->folded_known = true;
         jrc = sfio_vstore_restart_index(s, m.folded);
     }
     return jrc;

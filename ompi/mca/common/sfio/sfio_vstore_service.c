@@ -114,12 +114,17 @@ static int svc_records_end(mca_common_sfio_vstore_t *s)
     return sfio_vshared_put_field(s, RANK_FIELD(s->rank, rec_tail), s->rec_tail);
 }
 
+/* The folded mark moves only at a fold (every rank knows it then) and at
+ * a compaction, which also counts itself: it is loaded again only when
+ * the count moved (or was never seen). */
 static int svc_marks(mca_common_sfio_vstore_t *s, sfio_vshared_marks_t *m)
 {
-    int64_t c = 0, p = 0, f = 0;
+    int64_t c = 0, p = 0, f = (int64_t) s->folded_seen;
     int rc = mca_common_sfio_coord_load(s->service, SLOT_COMPACTIONS, &c);
     if (0 == rc) rc = mca_common_sfio_coord_load(s->service, SLOT_MARK, &p);
-    if (0 == rc) rc = mca_common_sfio_coord_load(s->service, SLOT_FOLDED, &f);
+    if (0 == rc && (!s->folded_known || (uint64_t) c != s->seen_compactions)) {
+        rc = mca_common_sfio_coord_load(s->service, SLOT_FOLDED, &f);
+    }
     *m = (sfio_vshared_marks_t) { .published = (uint64_t) p, .folded = (uint64_t) f,
                                   .compactions = (uint64_t) c };
     return rc;
