@@ -95,8 +95,9 @@ fi
 mpirun_cmd="${SFIO_MPIRUN:-mpirun --allow-run-as-root --oversubscribe}"
 [ -n "$seed" ] && RANDOM=$seed
 
-# random float in [lo, hi) with millisecond resolution
-rand_between() { awk -v lo="$1" -v hi="$2" -v r="$RANDOM$RANDOM" 'BEGIN { srand(r); printf "%.3f", lo + (hi - lo) * rand() }'; }
+# random float in [lo, hi) with millisecond resolution; the seed stays
+# below 2^31 (mawk clamps larger seeds to one value: the same delay)
+rand_between() { awk -v lo="$1" -v hi="$2" -v r="$((RANDOM * 32768 + RANDOM))" 'BEGIN { srand(r); printf "%.3f", lo + (hi - lo) * rand() }'; }
 
 passed=0
 failed=0
