@@ -5,6 +5,7 @@
 # Usage: run_atomic_tests.sh [--stock] [--np "2 4 8"] [--crash-runs N]
 #                            [--no-collective] [--no-crash] [--quick]
 #                            [--no-first-write] [--first-write-runs N]
+#                            [--kill-node] [--no-store-shm]
 #                            [--bindir DIR] [--seed S] [--keep]
 #
 #   (default)        --mca fs versioned --mca fbtl versioned
@@ -30,6 +31,16 @@
 #   --no-first-write skip crash_test.sh --first-write (kill during the first
 #                    32 MiB whole-tile writes, before any version exists;
 #                    runs at the counts <= 4; --first-write-runs N, default 3)
+#   --kill-node      also crash_test.sh --kill-node per process count
+#                    (--crash-runs N runs): kill -9 every rank of one node
+#                    at once, as a node crash (on one machine without
+#                    emulated nodes: every rank)
+#   --no-store-shm   skip the entries with the store in /dev/shm
+#                    (fs_versioned_store_dir /dev/shm, crash_test.sh
+#                    --store-shm): across nodes (SFIO_MPIRUN=mpirun-nodes.sh)
+#                    the store goes beside the file whatever store_dir says,
+#                    so those entries repeat the others and the crash runs
+#                    find no store in the node's /dev/shm
 #   --quick          np "4", 2 crash runs, stall sleep 3 s
 #   --bindir DIR     where t_atomicity t_serial t_crash t_stall are (default:
 #                    $T_ATOMICITY etc. when set, else the current directory
@@ -42,8 +53,9 @@
 # Entries per process count: t_atomicity; t_serial; t_atomicity and
 # t_serial with io_ompio_cycle_buffer_size 4096 (each MPI call must still
 # be one atomic unit); t_serial --collective-only; t_stall (rank 1 sleeps
-# 5 s; at the middle count also rank 0 for 3 s); crash_test.sh; at counts
-# <= 4 crash_test.sh --first-write.  Every run
+# 5 s; at the middle count also rank 0 for 3 s); crash_test.sh; with
+# --kill-node crash_test.sh --kill-node; at counts <= 4 crash_test.sh
+# --first-write.  Every run
 # has a timeout (120 s; 300 s for crash_test.sh).  Output (TAP, so that
 # `make check` counts every entry): "ok - name (time)" or "not ok - name
 # (time): detail" per entry, then "N passed, N failed" and the plan "1..N";
@@ -65,6 +77,8 @@ first=1
 coll=1
 adaptive=1
 crash=1
+killnode=0
+storeshm=1
 quick=0
 bindir=
 seed=
@@ -85,6 +99,8 @@ while [ $# -gt 0 ]; do
     --no-crash) crash=0; shift ;;
     --no-first-write) first=0; shift ;;
     --first-write-runs) first_runs=$2; shift 2 ;;
+    --kill-node) killnode=1; shift ;;
+    --no-store-shm) storeshm=0; shift ;;
     --quick) quick=1; shift ;;
     --bindir) bindir=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
@@ -222,6 +238,13 @@ for np in $nps; do
         # the per-run lines of crash_test
         log=$workdir/logs/$(echo "crash_test np=$np $label x$crash_runs" | tr -c 'A-Za-z0-9_.=-' '_').log
         grep '^crash:' "$log" | sed 's/^/    /'
+        # a node crash: every rank of one node at once
+        if [ $killnode = 1 ]; then
+            name="crash_test --kill-node np=$np $label x$crash_runs"
+            run "$name" 300 "$here/crash_test.sh" --np "$np" --runs "$crash_runs" --kill-node \
+                --bin "${prog[t_crash]}" --dir "$workdir" $sflag ${seed:+--seed $seed}
+            grep '^crash:' "$workdir/logs/$(echo "$name" | tr -c 'A-Za-z0-9_.=-' '_').log" | sed 's/^/    /'
+        fi
         # kill during the first (large, whole-tile) writes, before any version exists
         if [ $first = 1 ] && [ "$np" -le 4 ]; then
             run "crash_test --first-write np=$np $label x$first_runs" 300 "$here/crash_test.sh" --np "$np" \
@@ -234,7 +257,7 @@ done
 
 # The store in memory (tmpfs): atomic writes defer small private pieces to
 # the log and folds write every rank's domain in large windows.
-if [ "$stock" = 0 ] && [ -d /dev/shm ]; then
+if [ "$stock" = 0 ] && [ $storeshm = 1 ] && [ -d /dev/shm ]; then
     for np in $lock_nps; do
         m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned --mca fs_versioned_store_dir /dev/shm"
         run "t_atomicity np=$np store=/dev/shm" 120 $m "${prog[t_atomicity]}" --rounds 10
