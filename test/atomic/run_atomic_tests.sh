@@ -41,7 +41,8 @@
 #                    the store goes beside the file whatever store_dir says,
 #                    so those entries repeat the others and the crash runs
 #                    find no store in the node's /dev/shm
-#   --quick          np "4", 2 crash runs, stall sleep 3 s
+#   --quick          np "4", 2 crash runs, stall sleep 3 s (--np,
+#                    --crash-runs, --first-write-runs given win)
 #   --bindir DIR     where t_atomicity t_serial t_crash t_stall are (default:
 #                    $T_ATOMICITY etc. when set, else the current directory
 #                    if it holds them, else they are built with
@@ -84,21 +85,22 @@ bindir=
 seed=
 keep=0
 stall_sleep=5
+given_np= given_crash= given_first=
 here=$(cd "$(dirname "$0")" && pwd)
 
 while [ $# -gt 0 ]; do
     case "$1" in
     --stock) stock=1; shift ;;
     --romio) stock=2; shift ;;
-    --np) nps=$2; lock_nps=$2; shift 2 ;;
+    --np) nps=$2; lock_nps=$2; given_np=1; shift 2 ;;
     --lock-modes) lock_modes=$2; shift 2 ;;
     --lock-backends) lock_backends=$2; shift 2 ;;
-    --crash-runs) crash_runs=$2; shift 2 ;;
+    --crash-runs) crash_runs=$2; given_crash=1; shift 2 ;;
     --no-collective) coll=0; shift ;;
     --no-adaptive) adaptive=0; shift ;;
     --no-crash) crash=0; shift ;;
     --no-first-write) first=0; shift ;;
-    --first-write-runs) first_runs=$2; shift 2 ;;
+    --first-write-runs) first_runs=$2; given_first=1; shift 2 ;;
     --kill-node) killnode=1; shift ;;
     --no-store-shm) storeshm=0; shift ;;
     --quick) quick=1; shift ;;
@@ -109,11 +111,11 @@ while [ $# -gt 0 ]; do
     *) echo "run_atomic_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
+# --quick's counts; --np, --crash-runs, --first-write-runs given win
 if [ $quick = 1 ]; then
-    nps="4"
-    lock_nps="4"
-    crash_runs=2
-    first_runs=2
+    [ -n "$given_np" ] || { nps="4"; lock_nps="4"; }
+    [ -n "$given_crash" ] || crash_runs=2
+    [ -n "$given_first" ] || first_runs=2
     stall_sleep=3
 fi
 
