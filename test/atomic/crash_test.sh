@@ -3,6 +3,7 @@
 #
 # Usage: crash_test.sh [--np P] [--runs N] [--stock] [--bin PATH/t_crash]
 #                      [--dir DIR] [--seed S] [--keep] [--quiet] [--first-write]
+#                      [--store-shm] [--kill-node]
 #
 # Each run: start "mpirun -np P t_crash" (atomic, overlapping, non-contiguous
 # tagged writes; every rank logs its pid and every returned write), sleep a
@@ -20,6 +21,13 @@
 # writes, when no version exists yet (the suite may write bytes that only
 # one rank's view can reach in place, outside any version).
 #
+# --kill-node: kill -9 every rank of the node of one random rank, all in
+# one kill, as a node crash: the node of a rank is its UTS namespace
+# (readlink /proc/PID/ns/uts; every emulated node of test/nodes has its
+# own, see SFIO_MPIRUN below).  On one node (no emulation) every rank
+# shares one namespace, so --kill-node kills all ranks.  The ok line says
+# how many ranks were killed.
+#
 # --store-shm: every run puts the versioned store in a directory of its
 # own under /dev/shm (fs_versioned_store_dir; there atomic writes defer
 # small private pieces to the store's log) and looks for the sidecar there.
@@ -27,6 +35,9 @@
 # --stock uses --mca fs ufs --mca fbtl posix for both steps (no versioning,
 # no recovery, no atomicity): expected to fail at least sometimes, which
 # shows the check can fail; there the sidecar check is skipped.
+#
+# SFIO_MPIRUN: the launcher, taking -np (default "mpirun --allow-run-as-root
+# --oversubscribe"; e.g. "test/nodes/mpirun-nodes.sh --nodes N").
 #
 # Component path: "$SFIO_COMPONENT_PATH:<Open MPI pkglibdir>" when
 # SFIO_COMPONENT_PATH is set (OMPI_MCA_mca_base_component_path otherwise
@@ -43,6 +54,7 @@ keep=0
 quiet=0
 first=0
 storeshm=0
+killnode=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -55,7 +67,8 @@ while [ $# -gt 0 ]; do
     --quiet) quiet=1; shift ;;
     --first-write) first=1; shift ;;
     --store-shm) storeshm=1; shift ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    --kill-node) killnode=1; shift ;;
+    -h|--help) sed -n '2,/^set -u$/{/^set -u$/d;p}' "$0"; exit 0 ;;
     *) echo "crash_test.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -82,8 +95,9 @@ fi
 mpirun_cmd="${SFIO_MPIRUN:-mpirun --allow-run-as-root --oversubscribe}"
 [ -n "$seed" ] && RANDOM=$seed
 
-# random float in [lo, hi) with millisecond resolution
-rand_between() { awk -v lo="$1" -v hi="$2" -v r="$RANDOM$RANDOM" 'BEGIN { srand(r); printf "%.3f", lo + (hi - lo) * rand() }'; }
+# random float in [lo, hi) with millisecond resolution; the seed stays
+# below 2^31 (mawk clamps larger seeds to one value: the same delay)
+rand_between() { awk -v lo="$1" -v hi="$2" -v r="$((RANDOM * 32768 + RANDOM))" 'BEGIN { srand(r); printf "%.3f", lo + (hi - lo) * rand() }'; }
 
 passed=0
 failed=0
@@ -116,6 +130,7 @@ for i in $(seq 1 "$runs"); do
         sleep 0.01
     done
     why=
+    nkilled=0 kranks=
     if [ $ready = 0 ]; then
         why="job never started writing"
         kill -9 $mpipid 2>/dev/null
@@ -124,7 +139,28 @@ for i in $(seq 1 "$runs"); do
         sleep "$delay"
         victim=$((RANDOM % np))
         vpid=$(cat "$wd/pid.$victim")
-        kill -9 "$vpid" 2>/dev/null || why="rank $victim (pid $vpid) was already gone"
+        if [ $killnode = 1 ]; then
+            # every rank in the victim's UTS namespace (its node), one kill
+            vns=$(readlink "/proc/$vpid/ns/uts" 2>/dev/null)
+            if [ -z "$vns" ]; then
+                why="rank $victim (pid $vpid) was already gone"
+            else
+                kpids= kranks=
+                for r in $(seq 0 $((np - 1))); do
+                    p=$(cat "$wd/pid.$r")
+                    if [ "$(readlink "/proc/$p/ns/uts" 2>/dev/null)" = "$vns" ]; then
+                        kpids="$kpids $p"
+                        kranks="$kranks${kranks:+,}$r"
+                    fi
+                done
+                nkilled=$(echo $kpids | wc -w)
+                kill -9 $kpids 2>/dev/null || why="some of ranks $kranks (pids$kpids) were already gone"
+            fi
+        else
+            nkilled=1
+            kranks=$victim
+            kill -9 "$vpid" 2>/dev/null || why="rank $victim (pid $vpid) was already gone"
+        fi
     fi
     t_kill=$(date +%s.%N)
     # Open MPI aborts the job: give it 30 s
@@ -175,13 +211,19 @@ for i in $(seq 1 "$runs"); do
         why="${why:+$why; }verify exit $vrc${detail:+: $detail}"
     fi
     summary=$(grep -m1 '^t_crash: .*ranks, seed' "$wd/verify.log" | sed 's/^t_crash: //')
+    killed="$nkilled rank$([ "$nkilled" = 1 ] || echo s) killed"
+    if [ $killnode = 1 ]; then
+        what="kill node of rank ${victim:-?} after ${delay:-?} s: $killed (${kranks:-none})"
+    else
+        what="kill rank ${victim:-?} after ${delay:-?} s: $killed"
+    fi
     if [ -z "$why" ]; then
         passed=$((passed + 1))
-        [ $quiet = 1 ] || echo "ok crash run $i ($label, $np ranks, kill rank ${victim:-?} after ${delay:-?} s, $writes returned writes, $nsc sidecar; $times)"
+        [ $quiet = 1 ] || echo "ok crash run $i ($label, $np ranks, $what, $writes returned writes, $nsc sidecar; $times)"
         [ $keep = 1 ] || rm -rf "$wd"
     else
         failed=$((failed + 1))
-        echo "FAIL crash run $i ($label, $np ranks, kill rank ${victim:-?} after ${delay:-?} s): $why [$summary] (kept $wd)"
+        echo "FAIL crash run $i ($label, $np ranks, $what): $why [$summary] (kept $wd)"
         # keep the logs, not the bulky sidecar and data (--keep keeps all)
         [ $keep = 1 ] || rm -rf "$wd"/.sfio-store.* "$wd"/data
     fi
@@ -189,5 +231,6 @@ for i in $(seq 1 "$runs"); do
 done
 [ $first = 1 ] && label="$label, first-write"
 [ $storeshm = 1 ] && label="$label, store in /dev/shm"
+[ $killnode = 1 ] && label="$label, kill node"
 echo "crash: $passed/$runs runs passed ($label, $np ranks)"
 [ $failed = 0 ]

@@ -1,11 +1,19 @@
 #!/bin/bash
 # romio_atomicity.sh: ROMIO's own atomicity test (romio/test/atomicity.c of
 # the installed Open MPI's source) N times per rank count on a stack.
-# Not part of make check: it needs the Open MPI source (apt-get source,
-# which needs a deb-src line).  None of that source is kept here.
+# Not part of test/atomic's make check: it needs the Open MPI source.
+# None of that source is kept here.  The source: --src DIR, else
+# $SFIO_OMPI_SRC, else the autogen'd tree of tools/build-ompi-with-suite.sh
+# for this mpirun's version (${SFIO_OMPI_WORK:-/var/cache/sfio/ompi-intree}/
+# VERSION-tree), else apt-get source (needs a deb-src line); none: exit 77.
 #
 #   romio_atomicity.sh [--src DIR] [--runs N] [--np "2 4 8"] [-- MCA ARGS...]
 #   default MCA args: --mca io ompio --mca fs versioned --mca fbtl versioned
+#
+# SFIO_MPIRUN: the launcher, taking -np (default "mpirun --allow-run-as-root
+# --oversubscribe --bind-to none"; e.g. "test/nodes/mpirun-nodes.sh --nodes
+# N", as test/nodes/run_nodes_tests.sh runs it).  Prints one line per rank
+# count, "romio atomicity np=P MCA...: K/N".
 set -u
 src= runs=20 nps="2 4 8"
 while [ $# -gt 0 ]; do
@@ -21,6 +29,12 @@ mca=("$@")
 [ ${#mca[@]} = 0 ] && mca=(--mca io ompio --mca fs versioned --mca fbtl versioned)
 work=$(mktemp -d /tmp/romio-atomicity.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+[ -z "$src" ] && src=${SFIO_OMPI_SRC:-}
+if [ -z "$src" ]; then
+    v=$(mpirun --version 2>/dev/null | sed -n '1s/.*) \([0-9][0-9.]*\).*/\1/p')
+    t=${SFIO_OMPI_WORK:-/var/cache/sfio/ompi-intree}/$v-tree
+    [ -n "$v" ] && [ -n "$(find "$t" -path '*romio*/test/atomicity.c' 2>/dev/null | head -1)" ] && src=$t
+fi
 if [ -z "$src" ]; then
     (cd "$work" && apt-get source -q --download-only openmpi >/dev/null 2>&1 &&
      tar -xf openmpi_*.orig.tar.* --wildcards '*/romio*/test/atomicity.c') ||
@@ -32,11 +46,12 @@ test_c=$(find "$src" -path '*romio*/test/atomicity.c' | head -1)
 mpicc -O2 -o "$work/atomicity" "$test_c" || exit 1
 . "$(dirname "$0")/../sfio_component_path.sh"
 sfio_use_build_components
+mpirun_cmd="${SFIO_MPIRUN:-mpirun --allow-run-as-root --oversubscribe --bind-to none}"
 fails=0
 for np in $nps; do
     ok=0
     for i in $(seq 1 "$runs"); do
-        timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" "${mca[@]}" \
+        timeout 120 $mpirun_cmd -np "$np" "${mca[@]}" \
             "$work/atomicity" -fname "$work/f" 2>&1 | grep -q "No Errors" && ok=$((ok + 1))
     done
     echo "romio atomicity np=$np ${mca[*]}: $ok/$runs"

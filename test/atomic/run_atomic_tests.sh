@@ -5,6 +5,7 @@
 # Usage: run_atomic_tests.sh [--stock] [--np "2 4 8"] [--crash-runs N]
 #                            [--no-collective] [--no-crash] [--quick]
 #                            [--no-first-write] [--first-write-runs N]
+#                            [--kill-node] [--no-store-shm]
 #                            [--bindir DIR] [--seed S] [--keep]
 #
 #   (default)        --mca fs versioned --mca fbtl versioned
@@ -30,7 +31,18 @@
 #   --no-first-write skip crash_test.sh --first-write (kill during the first
 #                    32 MiB whole-tile writes, before any version exists;
 #                    runs at the counts <= 4; --first-write-runs N, default 3)
-#   --quick          np "4", 2 crash runs, stall sleep 3 s
+#   --kill-node      also crash_test.sh --kill-node per process count
+#                    (--crash-runs N runs): kill -9 every rank of one node
+#                    at once, as a node crash (on one machine without
+#                    emulated nodes: every rank)
+#   --no-store-shm   skip the entries with the store in /dev/shm
+#                    (fs_versioned_store_dir /dev/shm, crash_test.sh
+#                    --store-shm): across nodes (SFIO_MPIRUN=mpirun-nodes.sh)
+#                    the store goes beside the file whatever store_dir says,
+#                    so those entries repeat the others and the crash runs
+#                    find no store in the node's /dev/shm
+#   --quick          np "4", 2 crash runs, stall sleep 3 s (--np,
+#                    --crash-runs, --first-write-runs given win)
 #   --bindir DIR     where t_atomicity t_serial t_crash t_stall are (default:
 #                    $T_ATOMICITY etc. when set, else the current directory
 #                    if it holds them, else they are built with
@@ -42,8 +54,9 @@
 # Entries per process count: t_atomicity; t_serial; t_atomicity and
 # t_serial with io_ompio_cycle_buffer_size 4096 (each MPI call must still
 # be one atomic unit); t_serial --collective-only; t_stall (rank 1 sleeps
-# 5 s; at the middle count also rank 0 for 3 s); crash_test.sh; at counts
-# <= 4 crash_test.sh --first-write.  Every run
+# 5 s; at the middle count also rank 0 for 3 s); crash_test.sh; with
+# --kill-node crash_test.sh --kill-node; at counts <= 4 crash_test.sh
+# --first-write.  Every run
 # has a timeout (120 s; 300 s for crash_test.sh).  Output (TAP, so that
 # `make check` counts every entry): "ok - name (time)" or "not ok - name
 # (time): detail" per entry, then "N passed, N failed" and the plan "1..N";
@@ -65,26 +78,31 @@ first=1
 coll=1
 adaptive=1
 crash=1
+killnode=0
+storeshm=1
 quick=0
 bindir=
 seed=
 keep=0
 stall_sleep=5
+given_np= given_crash= given_first=
 here=$(cd "$(dirname "$0")" && pwd)
 
 while [ $# -gt 0 ]; do
     case "$1" in
     --stock) stock=1; shift ;;
     --romio) stock=2; shift ;;
-    --np) nps=$2; lock_nps=$2; shift 2 ;;
+    --np) nps=$2; lock_nps=$2; given_np=1; shift 2 ;;
     --lock-modes) lock_modes=$2; shift 2 ;;
     --lock-backends) lock_backends=$2; shift 2 ;;
-    --crash-runs) crash_runs=$2; shift 2 ;;
+    --crash-runs) crash_runs=$2; given_crash=1; shift 2 ;;
     --no-collective) coll=0; shift ;;
     --no-adaptive) adaptive=0; shift ;;
     --no-crash) crash=0; shift ;;
     --no-first-write) first=0; shift ;;
-    --first-write-runs) first_runs=$2; shift 2 ;;
+    --first-write-runs) first_runs=$2; given_first=1; shift 2 ;;
+    --kill-node) killnode=1; shift ;;
+    --no-store-shm) storeshm=0; shift ;;
     --quick) quick=1; shift ;;
     --bindir) bindir=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
@@ -93,11 +111,11 @@ while [ $# -gt 0 ]; do
     *) echo "run_atomic_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
+# --quick's counts; --np, --crash-runs, --first-write-runs given win
 if [ $quick = 1 ]; then
-    nps="4"
-    lock_nps="4"
-    crash_runs=2
-    first_runs=2
+    [ -n "$given_np" ] || { nps="4"; lock_nps="4"; }
+    [ -n "$given_crash" ] || crash_runs=2
+    [ -n "$given_first" ] || first_runs=2
     stall_sleep=3
 fi
 
@@ -222,6 +240,13 @@ for np in $nps; do
         # the per-run lines of crash_test
         log=$workdir/logs/$(echo "crash_test np=$np $label x$crash_runs" | tr -c 'A-Za-z0-9_.=-' '_').log
         grep '^crash:' "$log" | sed 's/^/    /'
+        # a node crash: every rank of one node at once
+        if [ $killnode = 1 ]; then
+            name="crash_test --kill-node np=$np $label x$crash_runs"
+            run "$name" 300 "$here/crash_test.sh" --np "$np" --runs "$crash_runs" --kill-node \
+                --bin "${prog[t_crash]}" --dir "$workdir" $sflag ${seed:+--seed $seed}
+            grep '^crash:' "$workdir/logs/$(echo "$name" | tr -c 'A-Za-z0-9_.=-' '_').log" | sed 's/^/    /'
+        fi
         # kill during the first (large, whole-tile) writes, before any version exists
         if [ $first = 1 ] && [ "$np" -le 4 ]; then
             run "crash_test --first-write np=$np $label x$first_runs" 300 "$here/crash_test.sh" --np "$np" \
@@ -234,7 +259,7 @@ done
 
 # The store in memory (tmpfs): atomic writes defer small private pieces to
 # the log and folds write every rank's domain in large windows.
-if [ "$stock" = 0 ] && [ -d /dev/shm ]; then
+if [ "$stock" = 0 ] && [ $storeshm = 1 ] && [ -d /dev/shm ]; then
     for np in $lock_nps; do
         m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned --mca fs_versioned_store_dir /dev/shm"
         run "t_atomicity np=$np store=/dev/shm" 120 $m "${prog[t_atomicity]}" --rounds 10

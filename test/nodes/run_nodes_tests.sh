@@ -22,10 +22,15 @@
 #   place   fcoll/adaptive placement over real host names: nodes-block_<alg>
 #           and nodes-cyclic_<alg>, t_coll_unequal, each algorithm
 #   atomic  test/atomic: t_atomicity, t_serial (independent, 4 KiB cycles,
-#           collective, fcoll/adaptive) and t_stall; atomic mode falls back
-#           to list locks across nodes (fs/versioned keeps no store across
-#           nodes), so the crash runs, which check the versioned store's
-#           recovery, are left out
+#           collective, fold write-back, fcoll/adaptive), t_stall, the list
+#           lock backends; versioned mode runs across nodes (the store's
+#           counters in the coordination service, its files beside the
+#           user's), so also the crash runs (2 each): kill -9 of one rank,
+#           of every rank of one node (--kill-node) and during the first
+#           writes; the store-in-/dev/shm entries are skipped (across
+#           nodes the store goes beside the file); then ROMIO's
+#           atomicity.c (test/atomic/romio_atomicity.sh, SFIO_NODES_ROMIO_RUNS
+#           runs, default 5; a SKIP line where no Open MPI source is found)
 #   bench   bench/selftest.sh at N x ppn ranks (atomic mode versioned not forced)
 # The configurations are named in test/mpi/mpi_configs.sh.  The
 # components are the build tree's ($DIR/components).  Where emulated
@@ -41,6 +46,7 @@ builddir=${SFIO_NODES_BUILDDIR:-}
 counts=${SFIO_NODES_COUNTS-2 4}
 ppn=${SFIO_NODES_PPN:-2}
 steps=${SFIO_NODES_STEPS:-mpi coord fault place atomic bench}
+romio_runs=${SFIO_NODES_ROMIO_RUNS:-5}
 while [ $# -gt 0 ]; do
     case "$1" in
     --builddir) builddir=$2; shift 2 ;;
@@ -101,8 +107,23 @@ for n in $counts; do
                 --configs "$(echo $SFIO_NODES_PLACE_CONFIGS)" ;;
         atomic)
             SFIO_MPIRUN=$launcher bash "$top/test/atomic/run_atomic_tests.sh" --quick \
-                --np "$np" --no-crash --no-first-write --lock-modes "" \
-                --bindir "$builddir/test/atomic" ;;
+                --np "$np" --crash-runs 2 --first-write-runs 2 --kill-node --no-store-shm \
+                --lock-modes "" --bindir "$builddir/test/atomic"
+            r=$?
+            # ROMIO's own atomicity test (its source: romio_atomicity.sh)
+            SFIO_MPIRUN=$launcher bash "$top/test/atomic/romio_atomicity.sh" --np "$np" \
+                --runs "$romio_runs" >"$tmp" 2>&1
+            rr=$?
+            sed 's/^/  /' "$tmp"
+            res=$(grep -m1 '^romio atomicity np=' "$tmp" | sed 's/.*: //')
+            name="romio atomicity np=$np suite, $n nodes x $ppn"
+            case $rr in
+            0) echo "ok - $name: ${res:-?} runs" ;;
+            77) echo "ok - $name # SKIP $(tail -1 "$tmp" | sed 's/^romio_atomicity: //')" ;;
+            *) echo "not ok - $name: exit $rr, ${res:-no result} runs" ;;
+            esac
+            [ $rr = 0 ] || [ $rr = 77 ] || r=$rr
+            (exit $r) ;;
         bench)
             # not TAP: one result for the whole self-test
             (cd "$builddir/bench" &&
