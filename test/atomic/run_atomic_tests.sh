@@ -43,7 +43,7 @@
 #                    find no store in the node's /dev/shm
 #   --quick          np "4", 2 crash runs, stall sleep 3 s (--np,
 #                    --crash-runs, --first-write-runs given win)
-#   --bindir DIR     where t_atomicity t_serial t_crash t_stall are (default:
+#   --bindir DIR     where t_atomicity t_serial t_crash t_stall t_peek are (default:
 #                    $T_ATOMICITY etc. when set, else the current directory
 #                    if it holds them, else they are built with
 #                    ${MPICC:-mpicc} -O2 into a temporary directory)
@@ -53,7 +53,9 @@
 #
 # Entries per process count: t_atomicity; t_serial; t_atomicity and
 # t_serial with io_ompio_cycle_buffer_size 4096 (each MPI call must still
-# be one atomic unit); t_serial --collective-only; t_stall (rank 1 sleeps
+# be one atomic unit); t_serial --collective-only; t_peek (exact reads of
+# others' atomic writes before any fold); suite only, t_serial and t_peek
+# with a store bounded to 4 versions (compactions); t_stall (rank 1 sleeps
 # 5 s; at the middle count also rank 0 for 3 s); crash_test.sh; with
 # --kill-node crash_test.sh --kill-node; at counts <= 4 crash_test.sh
 # --first-write.  Every run
@@ -146,7 +148,7 @@ workdir=$(mktemp -d "${SFIO_TEST_DIR:-/tmp}/sfio-atomic.XXXXXX")
 export SFIO_TEST_DIR=$workdir
 
 # Locate or build the programs.
-programs="t_atomicity t_serial t_crash t_stall"
+programs="t_atomicity t_serial t_crash t_stall t_peek"
 declare -A prog
 if [ -n "$bindir" ]; then
     for p in $programs; do prog[$p]=$bindir/$p; done
@@ -227,6 +229,14 @@ for np in $nps; do
     run "t_serial np=$np $label cycle=4096" 120 $m $small "${prog[t_serial]}" $seedarg
     if [ $coll = 1 ]; then
         run "t_serial --collective np=$np $label" 120 $m "${prog[t_serial]}" --collective-only $seedarg
+    fi
+    run "t_peek np=$np $label" 120 $m "${prog[t_peek]}" $seedarg
+    if [ $stock = 0 ]; then
+        # a store bounded to a few versions: compactions between the
+        # collective points, under every data-path call
+        bounded="--mca fs_versioned_store_max_log_bytes 65536 --mca fs_versioned_store_max_versions 4"
+        run "t_serial np=$np $label bounded store" 120 $m $bounded "${prog[t_serial]}" $seedarg
+        run "t_peek np=$np $label bounded store" 120 $m $bounded "${prog[t_peek]}" $seedarg
     fi
     run "t_stall np=$np $label sleeper=1" 120 $m "${prog[t_stall]}" --sleeper 1 --sleep $stall_sleep
     if [ "$np" = "$mid" ]; then
