@@ -329,9 +329,10 @@ static int create_store(mca_common_sfio_vstore_t *s)
         atomic_store(&c->flat_mtime_ns, m > 0 ? m : 0);
         atomic_thread_fence(memory_order_release);
         c->magic = SFIO_COORD_MAGIC;
-        /* Other nodes write their fields with pwrite: this page must
-         * reach the file system before any of them opens it. */
-        if (&sfio_vshared_service == s->shared && 0 != msync(c, s->coord_size, MS_SYNC)) {
+        /* Other nodes write their fields with pwrite: on NFS this page
+         * must reach the server before any of them opens the file
+         * (coherent file systems show it at once). */
+        if (s->sync_before_publish && 0 != msync(c, s->coord_size, MS_SYNC)) {
             rc = -errno;
         }
         /* published under its name only now, locked and complete */
