@@ -9,8 +9,9 @@
  * Built from the engine's sources (its symbols are not exported).
  *
  *   t_coord [auto|local|shm|ofi|rma ...]   backends to run (default: every
- *                                          one but auto, each skipped where
- *                                          it cannot serve the ranks)
+ *                                          one but auto, ofi both ways, each
+ *                                          skipped where it cannot serve the
+ *                                          ranks)
  *
  * ofi:atomic and ofi:message force how the ofi backend moves its counters
  * (ofi alone: auto); forced atomic also checks that the fabric completed
@@ -374,7 +375,7 @@ static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backe
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "coord");
-    static const char *every[] = { "local", "shm", "ofi", "rma" };
+    static const char *every[] = { "local", "shm", "ofi:atomic", "ofi:message", "rma" };
     int nwant = argc > 1 ? argc - 1 : (int) (sizeof(every) / sizeof(every[0]));
     for (int i = 0; i < nwant; ++i) {
         const char *want = argc > 1 ? argv[1 + i] : every[i];
