@@ -30,8 +30,8 @@
  *          placed by sfio_coordplan (files in turn over the nodes), and
  *          are served by the host's libfabric progress thread
  *          (sfio_fabric): a fetch-and-add is one libfabric atomic where
- *          the provider offers them, else one request message and one
- *          reply, answered whatever the host's main thread does; an
+ *          the provider offers native ones (or when asked for), else one
+ *          request message and one reply, answered whatever the host's main thread does; an
  *          ordered round is one request per rank, answered when the last
  *          rank's has come (ordered_add, no MPI collective).  With
  *          messages the host itself uses C11 atomics on them, with
@@ -71,7 +71,7 @@ typedef enum {
 
 /* How the ofi backend moves fetch_add, load, store and compare_swap. */
 typedef enum {
-    MCA_COMMON_SFIO_COORD_COUNTERS_AUTO = 0,     /* atomic where the provider offers it */
+    MCA_COMMON_SFIO_COORD_COUNTERS_AUTO = 0,     /* atomic where the provider offers native ones */
     MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC = 1,   /* libfabric atomics, or the open fails */
     MCA_COMMON_SFIO_COORD_COUNTERS_MESSAGE = 2   /* a request message and a reply */
 } mca_common_sfio_coord_counters_t;

@@ -19,7 +19,8 @@
  * client waits for the reply of its ticket up to the service's timeout;
  * a reply that comes later is dropped.
  *
- * Atomics (counters auto or atomic, every rank's provider offering them):
+ * Atomics (counters atomic, or auto on a provider with native atomics;
+ * every rank's provider offering them):
  * the host registers its counters as a memory region and broadcasts its
  * key and address at open; FETCH_ADD, LOAD, STORE and CAS become
  * fi_fetch_atomic (FI_SUM, FI_ATOMIC_READ, FI_ATOMIC_WRITE) and
@@ -692,11 +693,19 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
             err = -EIO;
         }
     }
-    /* atomics when every rank's endpoint has them (the host may still
-     * fail to register its counters: then messages, unless forced) */
+    /* atomics when every rank's endpoint has them, and for auto only
+     * native ones: a software provider's atomic is a message each way
+     * served by the host's progress thread like ours, and the host's own
+     * operations would become round trips to itself instead of CPU
+     * atomics.  The host may still fail to register its counters: then
+     * messages, unless forced. */
     int atomic = 0;
     if (0 == err && MCA_COMMON_SFIO_COORD_COUNTERS_MESSAGE != cfg->counters) {
-        atomic = mca_common_sfio_fabric_atomics() ? 1 : 0;
+        bool native = false;
+        atomic = mca_common_sfio_fabric_atomics(&native) ? 1 : 0;
+        if (MCA_COMMON_SFIO_COORD_COUNTERS_AUTO == cfg->counters && !native) {
+            atomic = 0;
+        }
         if (0 != mca_common_sfio_coord_agree(comm, &atomic)) {
             err = -EIO;
         } else if (0 == atomic && MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC == cfg->counters) {

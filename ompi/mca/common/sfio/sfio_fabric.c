@@ -706,9 +706,13 @@ int mca_common_sfio_fabric_send(uint64_t peer, mca_common_sfio_fabric_proto_t pr
     }
 }
 
-bool mca_common_sfio_fabric_atomics(void)
+bool mca_common_sfio_fabric_atomics(bool *native_p)
 {
-    return 1 == fab.state && fab.atomics;
+    bool on = 1 == fab.state && fab.atomics;
+    if (NULL != native_p) {
+        *native_p = on && !mca_common_sfio_coordplan_software(fab.info->fabric_attr->prov_name);
+    }
+    return on;
 }
 
 uint64_t mca_common_sfio_fabric_atomics_done(void)

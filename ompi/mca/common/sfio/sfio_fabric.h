@@ -112,8 +112,10 @@ typedef enum {
  * old value, or -EIO.  Must not block (it may send). */
 typedef void (*mca_common_sfio_fabric_done_t)(uint64_t cookie, int err, int64_t old);
 
-/* The running endpoint offers the atomics above. */
-bool mca_common_sfio_fabric_atomics(void);
+/* The running endpoint offers the atomics above; *native_p (may be NULL):
+ * the provider is not a software one (sfio_coordplan), so they need no
+ * thread of the target. */
+bool mca_common_sfio_fabric_atomics(bool *native_p);
 
 /* Atomics this process's endpoint has completed (tests: the path was taken). */
 uint64_t mca_common_sfio_fabric_atomics_done(void);

@@ -93,7 +93,9 @@ static int fetchadd_register(void)
         counters, MCA_COMMON_SFIO_COORD_COUNTERS_AUTO,
         "ofi backend: how a shared-pointer operation reaches the pointer in the host rank. "
         "auto (default): libfabric atomics when the provider of every rank offers them on "
-        "64-bit integers (fi_query_atomic), else messages; atomic: libfabric atomics, or "
+        "64-bit integers (fi_query_atomic) and is not a software one (tcp, sockets, udp, "
+        "rxm, rxd: their atomics are messages too, and the host's own operations would "
+        "become round trips), else messages; atomic: libfabric atomics, or "
         "the component steps aside (Open MPI selects another sharedfp); message: a "
         "request message served by the host's progress thread and a reply.  Ordered "
         "operations always take messages.  Verbose level 1 prints which is used",
