@@ -129,7 +129,7 @@ STEPS
 #                 on one node; shared-pointer programs only
 #   fetchadd_ofi_atomic, fetchadd_ofi_message  the same with the
 #                 counters forced to libfabric atomics or to messages
-#                 (fetchadd_ofi: auto, atomics where the provider has them)
+#                 (fetchadd_ofi: auto, atomics where they are native)
 #   fetchadd_noprov  the ofi backend asked for a provider that does
 #                 not exist: fetchadd steps aside (verbose line) and
 #                 a stock component serves; run across nodes, where
