@@ -10,7 +10,7 @@
 # ---- named lists ----------------------------------------------------
 
 SFIO_DEFAULT_CONFIGS="default smallbuf"
-SFIO_SUITE_EXTRA_CONFIGS="fetchadd_rma fetchadd_ofi depth8-versioned"   # suite stack only
+SFIO_SUITE_EXTRA_CONFIGS="fetchadd_rma fetchadd_ofi fetchadd_ofi_message depth8-versioned"   # suite stack only
 SFIO_QUICK_CONFIGS="default"
 SFIO_DEFAULT_NPS="1 2 4 8"
 SFIO_QUICK_NPS="1 4"
@@ -127,6 +127,9 @@ STEPS
 #   fetchadd_ofi  sharedfp/fetchadd with the coordination service on
 #                 libfabric forced (what several nodes get), also
 #                 on one node; shared-pointer programs only
+#   fetchadd_ofi_atomic, fetchadd_ofi_message  the same with the
+#                 counters forced to libfabric atomics or to messages
+#                 (fetchadd_ofi: auto, atomics where they are native)
 #   fetchadd_noprov  the ofi backend asked for a provider that does
 #                 not exist: fetchadd steps aside (verbose line) and
 #                 a stock component serves; run across nodes, where
@@ -157,6 +160,8 @@ config_mca() {
     fault-async_*) echo "--mca fcoll adaptive --mca fcoll_adaptive_k 2048 --mca fcoll_adaptive_async_io 1 --mca fcoll_adaptive_algorithm ${1#fault-async_} --mca io_ompio_cycle_buffer_size 4096 --mca io_ompio_bytes_per_agg 8192 -x LD_PRELOAD=$faultio" ;;
     fetchadd_rma) echo "--mca sharedfp_fetchadd_backend rma" ;;
     fetchadd_ofi) echo "--mca sharedfp_fetchadd_backend ofi" ;;
+    fetchadd_ofi_atomic) echo "--mca sharedfp_fetchadd_backend ofi --mca sharedfp_fetchadd_counters atomic" ;;
+    fetchadd_ofi_message) echo "--mca sharedfp_fetchadd_backend ofi --mca sharedfp_fetchadd_counters message" ;;
     fetchadd_noprov) echo "--mca sharedfp_fetchadd_backend ofi --mca sharedfp_fetchadd_provider sfio-none" ;;
     atomic-listlock) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock" ;;
     atomic-listlock-cache4k) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_private_cache 4096 --mca fbtl_versioned_private_cache_piece_max 256" ;;

@@ -9,8 +9,14 @@
  * Built from the engine's sources (its symbols are not exported).
  *
  *   t_coord [auto|local|shm|ofi|rma ...]   backends to run (default: every
- *                                          one but auto, each skipped where
- *                                          it cannot serve the ranks)
+ *                                          one but auto, ofi both ways, each
+ *                                          skipped where it cannot serve the
+ *                                          ranks)
+ *
+ * ofi:atomic and ofi:message force how the ofi backend moves its counters
+ * (ofi alone: auto); forced atomic also checks that the fabric completed
+ * atomics on every rank (message: none), and either prints the time of one
+ * fetch_add round trip from each rank that is not the host.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +29,7 @@
 #include "sfio_mpitest.h"
 
 #include "sfio_coord.h"
+#include "sfio_fabric.h"
 
 /* What the engine's sources used here take from its OMPIO adapter. */
 int mca_common_sfio_output = -1;   /* the verbose stream: none */
@@ -33,7 +40,7 @@ void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...)
     fprintf(stderr, "t_coord: engine help topic %s\n", topic);
 }
 
-enum { SLOT_COUNT, SLOT_CAS, SLOT_SEQ, SLOT_MARK, NSLOTS };
+enum { SLOT_COUNT, SLOT_CAS, SLOT_SEQ, SLOT_MARK, SLOT_ORDERED, NSLOTS };
 
 static const struct {
     const char *name;
@@ -122,6 +129,46 @@ static void test_compare_swap(mca_common_sfio_coord_t *c, const char *tag)
     if (total != (int64_t) K * t_np) {
         t_failf("after %d increments by each rank the slot holds %lld, want %lld", K,
                 (long long) total, (long long) K * t_np);
+    }
+    t_end();
+}
+
+/* Ordered rounds and fetch_adds on one slot (a shared pointer's two
+ * uses): each round's parts are contiguous in rank order, and no
+ * advance of either kind is lost. */
+static void test_ordered_mixed(mca_common_sfio_coord_t *c, const char *tag)
+{
+    enum { K = 40 };
+    char name[64];
+    snprintf(name, sizeof(name), "%s.ordered_and_fetch_add", tag);
+    int64_t probe = 0;
+    if (-ENOTSUP == mca_common_sfio_coord_ordered_add(c, SLOT_ORDERED, 0, &probe) ||
+        !t_begin(name)) {
+        return;   /* the probe is a round of zero bytes everywhere */
+    }
+    int64_t *starts = malloc(sizeof(int64_t) * (size_t) t_np);
+    for (int i = 0; i < K && !t_lfail; ++i) {
+        int64_t start = 0, old = 0;
+        if (!opened(mca_common_sfio_coord_ordered_add(c, SLOT_ORDERED, t_rank + 1, &start),
+                    "ordered_add") ||
+            !opened(mca_common_sfio_coord_fetch_add(c, SLOT_ORDERED, 1000, &old), "fetch_add")) {
+            break;
+        }
+        MPI_Allgather(&start, 1, MPI_INT64_T, starts, 1, MPI_INT64_T, MPI_COMM_WORLD);
+        for (int r = 1; r < t_np; ++r) {
+            if (starts[r] != starts[r - 1] + r) {
+                t_failf("round %d: rank %d starts at %lld, rank %d at %lld", i, r - 1,
+                        (long long) starts[r - 1], r, (long long) starts[r]);
+                break;
+            }
+        }
+    }
+    free(starts);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t total = 0, want = (int64_t) K * ((int64_t) t_np * (t_np + 1) / 2 + 1000 * t_np);
+    opened(mca_common_sfio_coord_load(c, SLOT_ORDERED, &total), "load");
+    if (total != want) {
+        t_failf("the slot ends at %lld, want %lld", (long long) total, (long long) want);
     }
     t_end();
 }
@@ -228,12 +275,60 @@ static void test_publish_waits(mca_common_sfio_coord_t *c, const char *tag, long
     t_end();
 }
 
-static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backend)
+/* Each rank in turn, the others idle: the mean time of one fetch_add (the
+ * host's own too). */
+static void time_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
+{
+    enum { K = 2000 };
+    int host = mca_common_sfio_coord_host(c);
+    for (int r = 0; r < t_np; ++r) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (r != t_rank) {
+            continue;
+        }
+        int64_t old = 0;
+        (void) mca_common_sfio_coord_fetch_add(c, SLOT_COUNT, 1, &old);   /* warm */
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < K; ++i) {
+            if (0 != mca_common_sfio_coord_fetch_add(c, SLOT_COUNT, 1, &old)) {
+                break;
+            }
+        }
+        printf("# %s: fetch_add round trip %.1f us (rank %d, host %d)\n", tag,
+               1e6 * (MPI_Wtime() - t0) / K, t_rank, host);
+        fflush(stdout);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Forced atomic: every rank's fabric completed atomics; message: none. */
+static void check_path(mca_common_sfio_coord_counters_t counters, uint64_t before,
+                       const char *tag)
+{
+    char name[96];
+    snprintf(name, sizeof(name), "%s.counters_%s", tag,
+             MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC == counters ? "atomic" : "message");
+    if (!t_begin(name)) {
+        return;
+    }
+    uint64_t done = mca_common_sfio_fabric_atomics_done() - before;
+    if (MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC == counters && 0 == done) {
+        t_failf("counters forced to atomic, but this rank's fabric completed no atomic");
+    } else if (MCA_COMMON_SFIO_COORD_COUNTERS_MESSAGE == counters && 0 != done) {
+        t_failf("counters forced to messages, but this rank's fabric completed %llu atomics",
+                (unsigned long long) done);
+    }
+    t_end();
+}
+
+static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backend,
+                        mca_common_sfio_coord_counters_t counters)
 {
     const int64_t timeouts[2] = { 20000, 700 };
+    uint64_t before = mca_common_sfio_fabric_atomics_done();
     for (int t = 0; t < 2; ++t) {
         mca_common_sfio_coord_config_t cfg = { .backend = backend, .timeout_ms = timeouts[t],
-                                               .host = -1 };
+                                               .host = -1, .counters = counters };
         mca_common_sfio_coord_t *c = NULL;
         int rc = mca_common_sfio_coord_open(MPI_COMM_WORLD, &cfg, NSLOTS, 0, &c);
         if (0 != rc) {
@@ -256,6 +351,7 @@ static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backe
         } else if (0 == t) {
             test_fetch_add(c, tag);
             test_compare_swap(c, tag);
+            test_ordered_mixed(c, tag);
             test_publish_order(c, tag);
             if (t_np > 1) {
                 test_publish_waits(c, tag, 500, 0);
@@ -263,8 +359,15 @@ static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backe
         } else if (t_np > 1) {
             test_publish_waits(c, tag, 2000, 1);
         }
+        if (0 == t && MCA_COMMON_SFIO_COORD_OFI == backend && t_np > 1) {
+            time_fetch_add(c, tag);   /* after the tests: it moves SLOT_COUNT */
+        }
         if (0 != mca_common_sfio_coord_close(c) && 0 == t_rank) {
             printf("# %s: close failed\n", tag);
+        }
+        if (0 == t && MCA_COMMON_SFIO_COORD_OFI == backend &&
+            MCA_COMMON_SFIO_COORD_COUNTERS_AUTO != counters) {
+            check_path(counters, before, tag);
         }
     }
 }
@@ -272,13 +375,20 @@ static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backe
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "coord");
-    static const char *every[] = { "local", "shm", "ofi", "rma" };
+    static const char *every[] = { "local", "shm", "ofi:atomic", "ofi:message", "rma" };
     int nwant = argc > 1 ? argc - 1 : (int) (sizeof(every) / sizeof(every[0]));
     for (int i = 0; i < nwant; ++i) {
         const char *want = argc > 1 ? argv[1 + i] : every[i];
+        mca_common_sfio_coord_counters_t counters = MCA_COMMON_SFIO_COORD_COUNTERS_AUTO;
+        size_t len = strcspn(want, ":");
+        if (0 == strcmp(want + len, ":atomic")) {
+            counters = MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC;
+        } else if (0 == strcmp(want + len, ":message")) {
+            counters = MCA_COMMON_SFIO_COORD_COUNTERS_MESSAGE;
+        }
         for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); ++b) {
-            if (0 == strcmp(want, backends[b].name)) {
-                run_backend(backends[b].name, backends[b].backend);
+            if (len == strlen(backends[b].name) && 0 == strncmp(want, backends[b].name, len)) {
+                run_backend(want, backends[b].backend, counters);
             }
         }
     }

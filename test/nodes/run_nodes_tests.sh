@@ -14,9 +14,12 @@
 #           non-blocking, collective progress, shared pointer, amode, private
 #           cache; t_fetchadd only where sharedfp/fetchadd serves the ranks
 #           (the coordination service on libfabric); fetchadd_noprov: no
-#           provider starts, a stock sharedfp serves t_shared
-#   coord   t_coord: the coordination service itself (ofi across nodes;
-#           rma where this Open MPI makes windows over TCP)
+#           provider starts, a stock sharedfp serves t_shared;
+#           fetchadd_ofi_atomic, fetchadd_ofi_message: the shared-pointer
+#           programs with the counters forced each way
+#   coord   t_coord: the coordination service itself (ofi across nodes,
+#           counters by atomics and by messages; rma where this Open MPI
+#           makes windows over TCP)
 #   fault   t_fault under the faultio preload, suite stack (fault_two_phase,
 #           fault-async_static)
 #   place   fcoll/adaptive placement over real host names: nodes-block_<alg>
@@ -89,7 +92,8 @@ for n in $counts; do
         case "$step" in
         mpi)
             bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \
-                --bindir "$builddir/test/mpi" --np "$np" --configs "default fetchadd_noprov" ;;
+                --bindir "$builddir/test/mpi" --np "$np" \
+                --configs "default fetchadd_noprov fetchadd_ofi_atomic fetchadd_ofi_message" ;;
         coord)
             if [ -x "$builddir/test/mpi/t_coord" ]; then
                 bash "$top/test/mpi/run_mpi_tests.sh" --nodes "$n" --stack suite \

@@ -81,6 +81,13 @@ START_TEST(provider_named)
     ck_assert(mca_common_sfio_coordplan_node_local("sm2"));
     ck_assert(!mca_common_sfio_coordplan_node_local("shmx"));
     ck_assert(!mca_common_sfio_coordplan_node_local(NULL));
+    /* whose atomics are messages too (the counters' auto takes none) */
+    ck_assert(mca_common_sfio_coordplan_software("tcp;ofi_rxm"));
+    ck_assert(mca_common_sfio_coordplan_software("sockets"));
+    ck_assert(mca_common_sfio_coordplan_software("udp;ofi_rxd"));
+    ck_assert(!mca_common_sfio_coordplan_software("verbs;ofi_rxm"));
+    ck_assert(!mca_common_sfio_coordplan_software("cxi"));
+    ck_assert(!mca_common_sfio_coordplan_software(NULL));
 }
 END_TEST
 

@@ -29,12 +29,15 @@
  *   ofi    ranks on several nodes: the counters live in one host rank,
  *          placed by sfio_coordplan (files in turn over the nodes), and
  *          are served by the host's libfabric progress thread
- *          (sfio_fabric): a fetch-and-add is one request message and one
- *          reply, answered whatever the host's main thread does; an
+ *          (sfio_fabric): a fetch-and-add is one libfabric atomic where
+ *          the provider offers native ones (or when asked for), else one
+ *          request message and one reply, answered whatever the host's main thread does; an
  *          ordered round is one request per rank, answered when the last
- *          rank's has come (ordered_add, no MPI collective).  The host
- *          itself uses C11 atomics on them.  Addresses are exchanged once
- *          per open over the communicator.  A host that does not answer
+ *          rank's has come (ordered_add, no MPI collective).  With
+ *          messages the host itself uses C11 atomics on them, with
+ *          atomics it sends them to itself (sfio_coord_ofi.c says
+ *          why).  Addresses are exchanged once per open over the
+ *          communicator.  A host that does not answer
  *          within the timeout fails the operation with -ETIMEDOUT.
  *   rma    ranks on several nodes, only when asked for: MPI one-sided on
  *          the file's communicator, counters in a window of rank 0,
@@ -66,6 +69,13 @@ typedef enum {
     MCA_COMMON_SFIO_COORD_OFI = 4
 } mca_common_sfio_coord_backend_t;
 
+/* How the ofi backend moves fetch_add, load, store and compare_swap. */
+typedef enum {
+    MCA_COMMON_SFIO_COORD_COUNTERS_AUTO = 0,     /* atomic where the provider offers native ones */
+    MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC = 1,   /* libfabric atomics, or the open fails */
+    MCA_COMMON_SFIO_COORD_COUNTERS_MESSAGE = 2   /* a request message and a reply */
+} mca_common_sfio_coord_counters_t;
+
 /* What a service is created with (the same on every rank). */
 typedef struct mca_common_sfio_coord_config_t {
     mca_common_sfio_coord_backend_t backend;
@@ -74,6 +84,7 @@ typedef struct mca_common_sfio_coord_config_t {
     int64_t timeout_ms;      /* ofi: how long a request waits for the host; all:
                               * how long a publish waits for earlier versions */
     int host;                /* ofi: host rank, -1: placed over the nodes */
+    mca_common_sfio_coord_counters_t counters;   /* ofi: atomics or messages */
 } mca_common_sfio_coord_config_t;
 
 typedef struct mca_common_sfio_coord_t mca_common_sfio_coord_t;

@@ -19,6 +19,23 @@
  * client waits for the reply of its ticket up to the service's timeout;
  * a reply that comes later is dropped.
  *
+ * Atomics (counters atomic, or auto on a provider with native atomics;
+ * every rank's provider offering them):
+ * the host registers its counters as a memory region and broadcasts its
+ * key and address at open; FETCH_ADD, LOAD, STORE and CAS become
+ * fi_fetch_atomic (FI_SUM, FI_ATOMIC_READ, FI_ATOMIC_WRITE) and
+ * fi_compare_atomic (FI_CSWAP) on it, whose completion the progress thread
+ * hands to the waiting ticket like a reply.  A provider's atomics need not
+ * be atomic with the CPU's: software providers (tcp;ofi_rxm, sockets)
+ * apply them in the target's progress engine with plain loads and stores,
+ * a NIC applies them from the device, and libfabric has no attribute that
+ * promises coherence with CPU atomics.  So, with atomics, every
+ * read-modify-write of a counter goes through the provider, the host's own
+ * too: its operations and the advance of an ordered round are atomics to
+ * itself (loopback).  What stays on the CPU is publish's store of a mark,
+ * which nothing else writes (sfio_coord.h): a reader sees the old or the
+ * new aligned word, nothing in between.
+ *
  * Invariant: a service is in the host's table from the end of its open to
  * the start of its close, both collective, and every operation is
  * synchronous, so no request for a service arrives outside that time but
@@ -81,6 +98,9 @@ typedef struct hosted_t {
     int64_t *part;            /* n: bytes of each rank's part */
     uint64_t *part_ticket;    /* n */
     mca_common_sfio_pubq_t **pubq;   /* nslots, each made by the slot's first publish */
+    bool atomic;              /* counters moved by fabric atomics (the region below) */
+    void *mr;
+    uint64_t key, base;       /* the region's key, address of slot 0 */
     int nslots;
     _Atomic int64_t slot[];
 } hosted_t;
@@ -110,7 +130,9 @@ typedef struct {
     int rank, host, nslots;
     int32_t round;            /* ordered calls so far */
     uint32_t id;
-    uint64_t host_peer;
+    uint64_t host_peer;       /* the host itself too when atomic */
+    bool atomic;
+    uint64_t key, base;       /* atomic: the host's region */
     int64_t timeout_ms;
     hosted_t *hosted;         /* this rank is the host */
 } coord_ofi_t;
@@ -172,33 +194,69 @@ static void serve(const coord_msg_t *m)
 
 static void answer(const coord_msg_t *m);
 
-/* An ordered round that every rank has joined; svc.lock held.  Advances
- * the slot by the total, fills out[n] with each rank's reply and starts
- * the next round. */
-static void round_complete(hosted_t *h, int slot, coord_msg_t *out)
+/* The replies of a complete ordered round, each holding its offset in the
+ * round until the slot has advanced. */
+typedef struct {
+    int n, self;
+    uint64_t *to;
+    coord_msg_t out[];
+} round_out_t;
+
+/* An ordered round that every rank has joined; svc.lock held.  Returns
+ * its replies (NULL: no memory, the round's callers time out) and the
+ * total in *total_p, and starts the next round. */
+static round_out_t *round_complete(hosted_t *h, int64_t *total_p)
 {
-    int64_t total = 0;
-    for (int r = 0; r < h->n; ++r) {
-        total += h->part[r];
-    }
-    int64_t start = atomic_fetch_add(&h->slot[slot], total);
-    for (int r = 0; r < h->n; ++r) {
-        out[r] = (coord_msg_t) { .kind = MSG_REPLY, .service = h->id, .ticket = h->part_ticket[r],
-                                 .value = start };
-        start += h->part[r];
-    }
+    int n = h->n;
+    round_out_t *ro = malloc(sizeof(*ro) + (size_t) n * (sizeof(ro->out[0]) + sizeof(uint64_t)));
     h->arrived = 0;
     h->round += 1;
+    if (NULL == ro) {
+        return NULL;
+    }
+    ro->n = n;
+    ro->self = h->rank;
+    ro->to = (uint64_t *) &ro->out[n];
+    memcpy(ro->to, h->peer, (size_t) n * sizeof(*ro->to));
+    int64_t offset = 0;
+    for (int r = 0; r < n; ++r) {
+        ro->out[r] = (coord_msg_t) { .kind = MSG_REPLY, .service = h->id,
+                                     .ticket = h->part_ticket[r], .value = offset };
+        offset += h->part[r];
+    }
+    *total_p = offset;
+    return ro;
 }
 
-/* Rank `from` joins the ordered round; when it is the last, the replies go
- * out (outside the lock): messages to the others, the host's own directly. */
+/* The slot held start before the round: the replies go out, messages to
+ * the others, the host's own directly. */
+static void round_send(round_out_t *ro, int err, int64_t start)
+{
+    for (int r = 0; r < ro->n; ++r) {
+        ro->out[r].value += start;
+        ro->out[r].err = err;
+        if (r == ro->self) {
+            answer(&ro->out[r]);
+        } else {
+            (void) coord_send(ro->to[r], &ro->out[r], sizeof(ro->out[r]), 1000);
+        }
+    }
+    free(ro);
+}
+
+static void round_advanced(uint64_t cookie, int err, int64_t old)
+{
+    round_send((round_out_t *) (uintptr_t) cookie, err, old);
+}
+
+/* Rank `from` joins the ordered round; when it is the last, the slot
+ * advances by the round's total (outside the lock; with atomics by one to
+ * the host itself, and the replies go out at its completion). */
 static void round_join(hosted_t *h, int32_t round, int slot, int from, int64_t bytes,
                        uint64_t ticket)
 {
-    coord_msg_t *out = NULL;
-    uint64_t *to = NULL;
-    int n = 0, self = -1;
+    round_out_t *ro = NULL;
+    int64_t total = 0;
     pthread_mutex_lock(&svc.lock);
     if (round - h->round < 0) {
         pthread_mutex_unlock(&svc.lock);   /* a round already given up */
@@ -211,27 +269,22 @@ static void round_join(hosted_t *h, int32_t round, int slot, int from, int64_t b
     h->part[from] = bytes;
     h->part_ticket[from] = ticket;
     if (++h->arrived == h->n) {
-        n = h->n;
-        self = h->rank;
-        out = malloc((size_t) n * sizeof(*out));
-        to = malloc((size_t) n * sizeof(*to));
-        if (NULL != out && NULL != to) {
-            round_complete(h, slot, out);
-            memcpy(to, h->peer, (size_t) n * sizeof(*to));
-        } else {
-            n = 0;   /* no memory: the round's callers time out */
-        }
+        ro = round_complete(h, &total);
     }
     pthread_mutex_unlock(&svc.lock);
-    for (int r = 0; r < n; ++r) {
-        if (r == self) {
-            answer(&out[r]);
-        } else {
-            (void) coord_send(to[r], &out[r], sizeof(out[r]), 1000);
-        }
+    if (NULL == ro) {
+        return;
     }
-    free(out);
-    free(to);
+    if (!h->atomic) {
+        round_send(ro, 0, atomic_fetch_add(&h->slot[slot], total));
+        return;
+    }
+    int rc = mca_common_sfio_fabric_atomic(h->peer[h->rank], h->base + 8 * (uint64_t) slot,
+                                           h->key, MCA_COMMON_SFIO_FABRIC_FETCH_ADD, total, 0,
+                                           round_advanced, (uint64_t) (uintptr_t) ro, 1000);
+    if (0 != rc) {
+        round_send(ro, rc, 0);
+    }
 }
 
 /* The hosted service m is for, when its rank and slot are in range. */
@@ -418,9 +471,33 @@ static int waiter_wait(coord_ofi_t *o, waiter_t *w, int rc, int64_t *value_p)
     return rc;
 }
 
+/* An atomic's completion, on the progress thread: the reply of its ticket. */
+static void atomic_done(uint64_t ticket, int err, int64_t old)
+{
+    coord_msg_t r = { .kind = MSG_REPLY, .ticket = ticket, .value = old, .err = err };
+    answer(&r);
+}
+
 static int request(coord_ofi_t *o, uint32_t kind, int slot, int64_t value, int64_t expected,
                    int64_t *old_p)
 {
+    if (o->atomic) {
+        static const mca_common_sfio_fabric_aop_t aop[] = {
+            [MSG_FETCH_ADD] = MCA_COMMON_SFIO_FABRIC_FETCH_ADD,
+            [MSG_LOAD] = MCA_COMMON_SFIO_FABRIC_READ,
+            [MSG_STORE] = MCA_COMMON_SFIO_FABRIC_SWAP,
+            [MSG_CAS] = MCA_COMMON_SFIO_FABRIC_CSWAP,
+        };
+        if (slot < 0 || slot >= o->nslots) {
+            return -EINVAL;
+        }
+        waiter_t w;
+        waiter_add(&w);
+        int rc = mca_common_sfio_fabric_atomic(o->host_peer, o->base + 8 * (uint64_t) slot, o->key,
+                                               aop[kind], value, expected, atomic_done, w.ticket,
+                                               o->timeout_ms);
+        return waiter_wait(o, &w, rc, old_p);
+    }
     if (NULL != o->hosted) {
         if (slot < 0 || slot >= o->hosted->nslots) {
             return -EINVAL;
@@ -509,6 +586,7 @@ static void hosted_free(hosted_t *h)
         }
     }
     free(h->pubq);
+    mca_common_sfio_fabric_mr_close(h->mr);
     free(h->peer);
     free(h->part);
     free(h->part_ticket);
@@ -615,6 +693,27 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
             err = -EIO;
         }
     }
+    /* atomics when every rank's endpoint has them, and for auto only
+     * native ones: a software provider's atomic is a message each way
+     * served by the host's progress thread like ours, and the host's own
+     * operations would become round trips to itself instead of CPU
+     * atomics.  The host may still fail to register its counters: then
+     * messages, unless forced. */
+    int atomic = 0;
+    if (0 == err && MCA_COMMON_SFIO_COORD_COUNTERS_MESSAGE != cfg->counters) {
+        bool native = false;
+        atomic = mca_common_sfio_fabric_atomics(&native) ? 1 : 0;
+        if (MCA_COMMON_SFIO_COORD_COUNTERS_AUTO == cfg->counters && !native) {
+            atomic = 0;
+        }
+        if (0 != mca_common_sfio_coord_agree(comm, &atomic)) {
+            err = -EIO;
+        } else if (0 == atomic && MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC == cfg->counters) {
+            err = -ENOTSUP;
+            snprintf(why, sizeof(why), "counters forced to atomic, but the fabric (%s) of some "
+                     "rank offers no 64-bit atomics", mca_common_sfio_fabric_describe());
+        }
+    }
     if (0 != err) {
         free(all);
         free(o);
@@ -635,6 +734,8 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
         addr_msg_t addr;
         uint32_t id;
         int32_t err;
+        int32_t atomic;
+        uint64_t key, base;
     } hmsg = { .addr = mine };
     if (rank == host && 0 == err) {
         h = calloc(1, sizeof(*h) + (size_t) nslots * sizeof(h->slot[0]));
@@ -654,6 +755,20 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
         }
         for (int r = 0; r < n && 0 == err; ++r) {
             err = mca_common_sfio_fabric_peer(all[r].name, all[r].len, &h->peer[r]);
+        }
+        if (0 == err && atomic) {
+            int mrc = mca_common_sfio_fabric_mr_reg((void *) h->slot,
+                                                    (size_t) nslots * sizeof(h->slot[0]), &h->mr,
+                                                    &h->key, &h->base);
+            if (0 != mrc && MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC == cfg->counters) {
+                err = mrc;
+                snprintf(why, sizeof(why), "counters forced to atomic, but the host cannot "
+                         "register them for remote atomics");
+            }
+            h->atomic = 0 == mrc;
+            hmsg.atomic = h->atomic;
+            hmsg.key = h->key;
+            hmsg.base = h->base;
         }
         if (0 == err) {
             pthread_mutex_lock(&svc.lock);
@@ -692,8 +807,20 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
     o->id = hmsg.id;
     o->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 1;
     o->hosted = h;
+    o->atomic = 0 != hmsg.atomic;
+    o->key = hmsg.key;
+    o->base = hmsg.base;
+    if (NULL != h) {
+        o->host_peer = h->peer[rank];   /* atomics to itself */
+    }
+    static _Atomic int said = -1;   /* the counters' way, said when it changes */
+    if (0 == rank && atomic_exchange(&said, (int) o->atomic) != (int) o->atomic) {
+        opal_output_verbose(1, mca_common_sfio_output, "sfio: coordination counters: %s",
+                            o->atomic ? "fabric atomics" : "messages to the host");
+    }
     opal_output_verbose(10, mca_common_sfio_output,
-                        "sfio: coordination service %u hosted by rank %d of %d", o->id, host, n);
+                        "sfio: coordination service %u hosted by rank %d of %d, counters by %s",
+                        o->id, host, n, o->atomic ? "atomics" : "messages");
     *coord_p = &o->super;
     return 0;
 }

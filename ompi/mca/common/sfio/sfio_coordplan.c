@@ -19,9 +19,11 @@ bool mca_common_sfio_coordplan_node_local(const char *name)
     return NULL != name && (core_is(name, "shm") || core_is(name, "sm2"));
 }
 
-/* Providers that move data over sockets or emulate what they offer. */
-static bool software(const char *name)
+bool mca_common_sfio_coordplan_software(const char *name)
 {
+    if (NULL == name) {
+        return false;
+    }
     static const char *const cores[] = { "tcp", "sockets", "udp", "net", "shm", "sm2",
                                          "rxm", "rxd", "ofi_rxm", "ofi_rxd" };
     for (size_t i = 0; i < sizeof(cores) / sizeof(cores[0]); ++i) {
@@ -41,7 +43,7 @@ static int rank_of(const mca_common_sfio_coordplan_prov_t *p, bool one_node)
     if (mca_common_sfio_coordplan_node_local(p->name)) {
         return one_node ? 0 : -1;
     }
-    if (!software(p->name)) {
+    if (!mca_common_sfio_coordplan_software(p->name)) {
         return p->atomics ? 1 : 2;
     }
     if (0 == strcmp(p->name, "tcp;ofi_rxm")) {

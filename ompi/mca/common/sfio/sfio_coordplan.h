@@ -45,6 +45,11 @@ typedef struct {
 int mca_common_sfio_coordplan_provider(const mca_common_sfio_coordplan_prov_t *provs, int n,
                                        const char *want, bool one_node, int *index_p);
 
+/* True when the provider moves data over sockets or emulates what it
+ * offers (tcp, sockets, udp, shm, the rxm and rxd layers): its atomics
+ * are messages served by the target's progress engine. */
+bool mca_common_sfio_coordplan_software(const char *name);
+
 /* True when the provider name is node-local (shm, sm2). */
 bool mca_common_sfio_coordplan_node_local(const char *name);
 

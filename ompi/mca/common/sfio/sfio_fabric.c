@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -88,7 +89,7 @@ typedef struct {
 
 /* What an operation's context is (the provider's context comes first:
  * FI_CONTEXT mode). */
-enum { OP_RECV = 1, OP_SEND = 2 };
+enum { OP_RECV = 1, OP_SEND = 2, OP_ATOMIC = 3 };
 
 /* A posted receive, of the endpoint's largest message. */
 typedef struct {
@@ -103,6 +104,16 @@ typedef struct {
     int op;
     char buf[];
 } send_slot_t;
+
+/* An atomic operation in flight: its operands and result live here until
+ * its completion, which calls done (the caller may have given up). */
+typedef struct {
+    struct fi_context2 ctx;
+    int op;
+    int64_t operand, compare, result;
+    mca_common_sfio_fabric_done_t done;
+    uint64_t cookie;
+} atomic_slot_t;
 
 typedef struct {
     size_t len;
@@ -122,6 +133,9 @@ static struct {
     struct fid_cq *cq;
     struct fid_ep *ep;
     bool cq_waits;          /* fi_cq_sread works: the thread sleeps in it */
+    bool atomics;           /* FI_ATOMIC on the endpoint, every op of _atomic valid */
+    uint64_t next_key;      /* requested MR keys (no FI_MR_PROV_KEY) */
+    atomic_uint_fast64_t atomics_done;
     pthread_t thread;
     atomic_bool stop;
     recv_slot_t *recvs;
@@ -179,6 +193,13 @@ static void on_completion(const struct fi_cq_msg_entry *e)
         free(e->op_context);
         return;
     }
+    if (OP_ATOMIC == ((atomic_slot_t *) e->op_context)->op) {
+        atomic_slot_t *a = (atomic_slot_t *) e->op_context;
+        atomic_fetch_add(&fab.atomics_done, 1);
+        a->done(a->cookie, 0, a->result);
+        free(a);
+        return;
+    }
     recv_slot_t *r = (recv_slot_t *) e->op_context;
     const wire_header_t *h = (const wire_header_t *) r->buf;
     if (e->len >= HDR && h->proto < MCA_COMMON_SFIO_FABRIC_PROTOS) {
@@ -216,6 +237,10 @@ static void on_error(void)
      * again, a canceled one (endpoint closing) is not */
     if (OP_SEND == ((send_slot_t *) err.op_context)->op) {
         free(err.op_context);
+    } else if (OP_ATOMIC == ((atomic_slot_t *) err.op_context)->op) {
+        atomic_slot_t *a = (atomic_slot_t *) err.op_context;
+        a->done(a->cookie, -EIO, 0);
+        free(a);
     } else if (FI_ECANCELED != err.err && !atomic_load(&fab.stop)) {
         (void) post_recv((recv_slot_t *) err.op_context);
     }
@@ -287,6 +312,7 @@ static void teardown(void)
     fab.recv_bufs = NULL;
     fab.peers = NULL;
     fab.npeers = fab.peers_cap = 0;
+    fab.atomics = false;
 }
 
 static struct fi_info *hints_new(uint64_t caps)
@@ -340,7 +366,6 @@ static int choose(const char *want, struct fi_info **info_p)
     int pick = -1;
     rc = mca_common_sfio_coordplan_provider(provs, n, want, false, &pick);
     free(provs);
-    fi_freeinfo(atomic_list);
     if (0 != rc) {
         if ('\0' == want[0] || 0 == strcmp(want, "auto")) {
             snprintf(fab.why, sizeof(fab.why), "no provider among fi_getinfo's reaches other nodes");
@@ -350,15 +375,59 @@ static int choose(const char *want, struct fi_info **info_p)
                      want);
         }
         fi_freeinfo(list);
+        fi_freeinfo(atomic_list);
         return rc;
     }
     struct fi_info *i = list;
     for (int j = 0; j < pick; ++j) {
         i = i->next;
     }
+    /* the same fabric and domain with FI_ATOMIC when it has them: the
+     * counters of the coordination service can then be remote atomics */
+    for (struct fi_info *a = atomic_list; NULL != a; a = a->next) {
+        if (0 == strcmp(a->fabric_attr->prov_name, i->fabric_attr->prov_name) &&
+            0 == strcmp(a->fabric_attr->name, i->fabric_attr->name) &&
+            0 == strcmp(a->domain_attr->name, i->domain_attr->name)) {
+            i = a;
+            break;
+        }
+    }
     *info_p = fi_dupinfo(i);
     fi_freeinfo(list);
+    fi_freeinfo(atomic_list);
     return NULL == *info_p ? -ENOMEM : 0;
+}
+
+/* The endpoint has FI_ATOMIC and the domain offers, on 64-bit integers,
+ * the four operations of mca_common_sfio_fabric_atomic. */
+static bool query_atomics(void)
+{
+    static const struct {
+        enum fi_op op;
+        uint64_t flags;
+    } need[] = {
+        { FI_SUM, FI_FETCH_ATOMIC },
+        { FI_ATOMIC_READ, FI_FETCH_ATOMIC },
+        { FI_ATOMIC_WRITE, FI_FETCH_ATOMIC },
+        { FI_CSWAP, FI_COMPARE_ATOMIC },
+    };
+    if (0 == (fab.info->caps & FI_ATOMIC) || NULL == fab.domain->ops->query_atomic) {
+        return false;
+    }
+    /* ofi_rxd (libfabric 1.17) faults in its progress engine when an
+     * atomic targets the endpoint itself, which the host's own
+     * operations do (sfio_coord_ofi.c): messages there */
+    if (NULL != strstr(fab.info->fabric_attr->prov_name, "ofi_rxd")) {
+        return false;
+    }
+    for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); ++k) {
+        struct fi_atomic_attr attr = { 0 };
+        if (0 != fi_query_atomic(fab.domain, FI_INT64, need[k].op, &attr, need[k].flags) ||
+            attr.count < 1) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* fab.lock held. */
@@ -392,6 +461,7 @@ static int start_locked(const char *want)
         rc = fi_domain(fab.fabric, fab.info, &fab.domain, NULL);
     }
     if (0 == rc) {
+        fab.atomics = query_atomics();
         step = "fi_cq_open";
         fab.cq_waits = true;
         rc = fi_cq_open(fab.domain, &cq_attr, &fab.cq, NULL);
@@ -460,10 +530,11 @@ static int start_locked(const char *want)
         return -EAGAIN;
     }
     snprintf(fab.describe, sizeof(fab.describe),
-             "provider %s (fabric %s, domain %s), progress thread %s", 
+             "provider %s (fabric %s, domain %s), progress thread %s, %s",
              fab.info->fabric_attr->prov_name, fab.info->fabric_attr->name,
              fab.info->domain_attr->name,
-             fab.cq_waits ? "waiting in the completion queue" : "polling");
+             fab.cq_waits ? "waiting in the completion queue" : "polling",
+             fab.atomics ? "atomics" : "no atomics");
     return 0;
 }
 
@@ -627,6 +698,103 @@ int mca_common_sfio_fabric_send(uint64_t peer, mca_common_sfio_fabric_proto_t pr
         }
         /* the provider needs progress (connection set-up, flow control):
          * the progress thread makes it; on that thread, make it here */
+        if (pthread_equal(pthread_self(), fab.thread)) {
+            (void) fi_cq_read(fab.cq, NULL, 0);
+        } else {
+            pause_us(10);
+        }
+    }
+}
+
+bool mca_common_sfio_fabric_atomics(bool *native_p)
+{
+    bool on = 1 == fab.state && fab.atomics;
+    if (NULL != native_p) {
+        *native_p = on && !mca_common_sfio_coordplan_software(fab.info->fabric_attr->prov_name);
+    }
+    return on;
+}
+
+uint64_t mca_common_sfio_fabric_atomics_done(void)
+{
+    return atomic_load(&fab.atomics_done);
+}
+
+int mca_common_sfio_fabric_mr_reg(void *buf, size_t len, void **mr_p, uint64_t *key_p,
+                                  uint64_t *addr_p)
+{
+    struct fid_mr *mr = NULL;
+    pthread_mutex_lock(&fab.lock);
+    if (1 != fab.state || !fab.atomics) {
+        pthread_mutex_unlock(&fab.lock);
+        return -ENOTSUP;
+    }
+    uint64_t requested = ++fab.next_key;
+    int rc = fi_mr_reg(fab.domain, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0,
+                       &mr, NULL);
+    int mr_mode = fab.info->domain_attr->mr_mode;
+    pthread_mutex_unlock(&fab.lock);
+    if (0 != rc) {
+        return -EIO;
+    }
+    *mr_p = mr;
+    *key_p = fi_mr_key(mr);
+    /* remote addresses are virtual ones, or offsets in the region */
+    *addr_p = (mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t) (uintptr_t) buf : 0;
+    return 0;
+}
+
+void mca_common_sfio_fabric_mr_close(void *mr)
+{
+    if (NULL != mr) {
+        (void) fi_close(&((struct fid_mr *) mr)->fid);
+    }
+}
+
+int mca_common_sfio_fabric_atomic(uint64_t peer, uint64_t addr, uint64_t key,
+                                  mca_common_sfio_fabric_aop_t aop, int64_t operand,
+                                  int64_t compare, mca_common_sfio_fabric_done_t done,
+                                  uint64_t cookie, int64_t timeout_ms)
+{
+    static const enum fi_op ops[] = {
+        [MCA_COMMON_SFIO_FABRIC_FETCH_ADD] = FI_SUM,
+        [MCA_COMMON_SFIO_FABRIC_READ] = FI_ATOMIC_READ,
+        [MCA_COMMON_SFIO_FABRIC_SWAP] = FI_ATOMIC_WRITE,
+        [MCA_COMMON_SFIO_FABRIC_CSWAP] = FI_CSWAP,
+    };
+    int64_t deadline = -1;
+    if (1 != fab.state || !fab.atomics) {
+        return -ENOTSUP;
+    }
+    atomic_slot_t *a = calloc(1, sizeof(*a));
+    if (NULL == a) {
+        return -ENOMEM;
+    }
+    a->op = OP_ATOMIC;
+    a->operand = operand;
+    a->compare = compare;
+    a->done = done;
+    a->cookie = cookie;
+    for (;;) {
+        /* every one fetches: its completion means the target applied it */
+        ssize_t rc = MCA_COMMON_SFIO_FABRIC_CSWAP == aop
+            ? fi_compare_atomic(fab.ep, &a->operand, 1, NULL, &a->compare, NULL, &a->result,
+                                NULL, (fi_addr_t) peer, addr, key, FI_INT64, FI_CSWAP, &a->ctx)
+            : fi_fetch_atomic(fab.ep, &a->operand, 1, NULL, &a->result, NULL, (fi_addr_t) peer,
+                              addr, key, FI_INT64, ops[aop], &a->ctx);
+        if (0 == rc) {
+            return 0;
+        }
+        if (-FI_EAGAIN != rc) {
+            free(a);
+            return -EIO;
+        }
+        if (deadline < 0) {
+            deadline = now_ms() + timeout_ms;
+        } else if (now_ms() > deadline) {
+            free(a);
+            return -ETIMEDOUT;
+        }
         if (pthread_equal(pthread_self(), fab.thread)) {
             (void) fi_cq_read(fab.cq, NULL, 0);
         } else {

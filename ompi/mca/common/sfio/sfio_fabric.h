@@ -2,9 +2,9 @@
  * sfio_fabric: the process's libfabric endpoint and its progress thread,
  * the transport of the coordination service across nodes (sfio_coord_ofi).
  *
- * One reliable datagram endpoint (FI_EP_RDM, FI_MSG) per process, started
- * by the first file that needs it and stopped when the engine closes (or
- * at exit): the provider is chosen by sfio_coordplan from fi_getinfo's
+ * One reliable datagram endpoint (FI_EP_RDM, FI_MSG, and FI_ATOMIC where
+ * the provider offers it) per process, started by the first file that
+ * needs it and stopped when the engine closes (or at exit): the provider is chosen by sfio_coordplan from fi_getinfo's
  * list, or named by the caller.  A thread named sfio-fabric reads the
  * completion queue and hands every received message to the handler of
  * its protocol, so messages are served (and a manual-progress provider
@@ -93,6 +93,48 @@ int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p);
  * reliable endpoint delivers it unless the peer is gone. */
 int mca_common_sfio_fabric_send(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
                                 const void *msg, size_t len, int64_t timeout_ms);
+
+/*
+ * Remote atomics on 64-bit integers in a peer's registered memory, when
+ * the provider offers them (FI_ATOMIC; fi_query_atomic says each of these
+ * is valid on FI_INT64): fetch-and-add, read, swap (write returning the
+ * old value), compare-and-swap.  Every one returns the old value, so its
+ * completion means the target applied it.
+ */
+typedef enum {
+    MCA_COMMON_SFIO_FABRIC_FETCH_ADD = 0,
+    MCA_COMMON_SFIO_FABRIC_READ = 1,
+    MCA_COMMON_SFIO_FABRIC_SWAP = 2,
+    MCA_COMMON_SFIO_FABRIC_CSWAP = 3
+} mca_common_sfio_fabric_aop_t;
+
+/* Called on the progress thread when an atomic completes: err 0 and the
+ * old value, or -EIO.  Must not block (it may send). */
+typedef void (*mca_common_sfio_fabric_done_t)(uint64_t cookie, int err, int64_t old);
+
+/* The running endpoint offers the atomics above; *native_p (may be NULL):
+ * the provider is not a software one (sfio_coordplan), so they need no
+ * thread of the target. */
+bool mca_common_sfio_fabric_atomics(bool *native_p);
+
+/* Atomics this process's endpoint has completed (tests: the path was taken). */
+uint64_t mca_common_sfio_fabric_atomics_done(void);
+
+/* Registers len bytes at buf as the target of remote atomics (read and
+ * write); a peer names them by *key_p and addresses from *addr_p (the
+ * first byte).  -ENOTSUP without atomics, -EIO. */
+int mca_common_sfio_fabric_mr_reg(void *buf, size_t len, void **mr_p, uint64_t *key_p,
+                                  uint64_t *addr_p);
+void mca_common_sfio_fabric_mr_close(void *mr);   /* NULL: no-op */
+
+/* Starts aop on the 64-bit word at addr of the peer's region key; operand:
+ * the addend or new value, compare: CSWAP's expected value.  0: done is
+ * called once, later; else a negative errno (-ETIMEDOUT while the provider
+ * stays busy, -ENOTSUP, -ENOMEM, -EIO) and done is not called. */
+int mca_common_sfio_fabric_atomic(uint64_t peer, uint64_t addr, uint64_t key,
+                                  mca_common_sfio_fabric_aop_t aop, int64_t operand,
+                                  int64_t compare, mca_common_sfio_fabric_done_t done,
+                                  uint64_t cookie, int64_t timeout_ms);
 
 /* Stops the thread and closes the endpoint (engine close, exit). */
 void mca_common_sfio_fabric_stop(void);

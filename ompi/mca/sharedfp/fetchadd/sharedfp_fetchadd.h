@@ -24,6 +24,7 @@ extern char **mca_sharedfp_fetchadd_shm_dir_storage;   /* heap cell: see the com
 extern char **mca_sharedfp_fetchadd_provider_storage;    /* heap cell */
 extern int mca_sharedfp_fetchadd_timeout;
 extern int mca_sharedfp_fetchadd_host;
+extern int mca_sharedfp_fetchadd_counters;
 extern bool mca_sharedfp_fetchadd_direct;
 extern bool mca_sharedfp_fetchadd_ordered_collective;
 

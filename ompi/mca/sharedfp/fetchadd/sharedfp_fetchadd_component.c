@@ -19,6 +19,7 @@ char **mca_sharedfp_fetchadd_shm_dir_storage = NULL;   /* heap cell, outlives th
 char **mca_sharedfp_fetchadd_provider_storage = NULL;   /* heap cell, outlives the DSO */
 int mca_sharedfp_fetchadd_timeout = 30;
 int mca_sharedfp_fetchadd_host = -1;
+int mca_sharedfp_fetchadd_counters = MCA_COMMON_SFIO_COORD_COUNTERS_AUTO;
 bool mca_sharedfp_fetchadd_direct = true;
 bool mca_sharedfp_fetchadd_ordered_collective = false;
 
@@ -82,6 +83,23 @@ static int fetchadd_register(void)
         "lacks, and one that progresses without the target for a rank busy outside MPI "
         "not to stall the others)",
         OPAL_INFO_LVL_9, &mca_sharedfp_fetchadd_backend);
+    static mca_base_var_enum_value_t counters[] = {
+        { MCA_COMMON_SFIO_COORD_COUNTERS_AUTO, "auto" },
+        { MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC, "atomic" },
+        { MCA_COMMON_SFIO_COORD_COUNTERS_MESSAGE, "message" },
+        { 0, NULL },
+    };
+    (void) mca_common_sfio_component_register_enum(c, "counters", "sharedfp_fetchadd_counters",
+        counters, MCA_COMMON_SFIO_COORD_COUNTERS_AUTO,
+        "ofi backend: how a shared-pointer operation reaches the pointer in the host rank. "
+        "auto (default): libfabric atomics when the provider of every rank offers them on "
+        "64-bit integers (fi_query_atomic) and is not a software one (tcp, sockets, udp, "
+        "rxm, rxd: their atomics are messages too, and the host's own operations would "
+        "become round trips), else messages; atomic: libfabric atomics, or "
+        "the component steps aside (Open MPI selects another sharedfp); message: a "
+        "request message served by the host's progress thread and a reply.  Ordered "
+        "operations always take messages.  Verbose level 1 prints which is used",
+        OPAL_INFO_LVL_9, &mca_sharedfp_fetchadd_counters);
     if (NULL == mca_common_sfio_component_register_string(c,
                     &mca_sharedfp_fetchadd_provider_storage, "provider",
         "libfabric provider of the ofi backend (one endpoint and one progress thread per "

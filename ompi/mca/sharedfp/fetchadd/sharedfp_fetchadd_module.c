@@ -32,6 +32,7 @@ static mca_common_sfio_sharedfp_options_t options(void)
             .provider = provider(),
             .timeout_ms = (int64_t) mca_sharedfp_fetchadd_timeout * 1000,
             .host = mca_sharedfp_fetchadd_host,
+            .counters = (mca_common_sfio_coord_counters_t) mca_sharedfp_fetchadd_counters,
         },
         .direct = mca_sharedfp_fetchadd_direct,
         .ordered_collective = mca_sharedfp_fetchadd_ordered_collective,
