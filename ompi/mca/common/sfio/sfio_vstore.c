@@ -226,6 +226,13 @@ int sfio_vstore_restart_index(mca_common_sfio_vstore_t *s, uint64_t folded)
     s->seen = folded;
     s->max_end = 0;
     s->min_start = UINT64_MAX;
+    if (0 == s->seen_compactions) {
+        /* only a compaction moves heads (a fold puts them back to 0):
+         * nothing to ask the shared state, rank by rank */
+        memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
+        s->log_head_seen = 0;
+        return 0;
+    }
     for (int r = 0; r < s->nranks; ++r) {
         uint64_t log_head = 0;
         int rc = s->shared->heads(s, r, &s->rec_cursor[r], &log_head);
@@ -254,11 +261,12 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
         /* Another rank wrote every version up to the folded mark into the
          * flat file and released their records: start over from the
          * records that remain. */
+        s->seen_compactions = m.compactions;
         rc = sfio_vstore_restart_index(s, m.folded);
         if (0 != rc) {
+            s->seen_compactions = m.compactions - 1;   /* start over again next time */
             return rc;
         }
-        s->seen_compactions = m.compactions;
         sfio_vstore_logcopy_reset(s, s->log_tail);   /* what it copied is in the file now */
     }
     s->folded_seen = m.folded;

@@ -318,7 +318,8 @@ void sfio_vstore_refresh_fresh_floor(mca_common_sfio_vstore_t *s);
 int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s);
 
 /* Empties the index; every rank's cursor goes to its first unfolded
- * record, the index holds versions <= folded (none). */
+ * record (as of s->seen_compactions), the index holds versions <= folded
+ * (none). */
 int sfio_vstore_restart_index(mca_common_sfio_vstore_t *s, uint64_t folded);
 
 /* Extends the in-memory copy of this rank's log by the bytes just logged
