@@ -78,6 +78,7 @@ static int lf_load(char *why, size_t len)
 #define NRECV 64
 #define CQ_BATCH 16
 #define WAIT_MS 100   /* a blocking CQ read returns this often to see stop */
+#define CM_PROGRESS_US "1000"   /* rxm's connection progress interval, unless set */
 
 /* Every message starts with this header; the payload follows at an
  * aligned offset. */
@@ -550,6 +551,12 @@ int mca_common_sfio_fabric_start(const char *want, bool *started_p)
     pthread_mutex_lock(&fab.lock);
     if (0 == fab.state) {
         fab.why[0] = '\0';
+        /* rxm makes a connection on a peer's first message and progresses
+         * connection requests on its own timer (10 ms by default): every
+         * service's first request to a new host would wait for it.  The
+         * user's setting wins; a libfabric the process started earlier
+         * keeps its own. */
+        (void) setenv("FI_OFI_RXM_CM_PROGRESS_INTERVAL", CM_PROGRESS_US, 0);
         int rc = lf_load(fab.why, sizeof(fab.why));
         if (0 == rc) {
             rc = start_locked(NULL == want ? "" : want);
