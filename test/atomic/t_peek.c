@@ -5,6 +5,7 @@
  * from the writer's log, across nodes when the ranks span nodes).
  *
  *   mpirun -np N t_peek [FILE] [--rounds R] [--seed S]
+ *   (FILE default: $SFIO_TEST_DIR or /tmp, t_peek.<pid>.dat)
  *
  * Round k: rank k % N writes a random extent (up to 64 KiB, overlapping
  * earlier ones) with bytes that encode k and the offset, in atomic mode,
@@ -77,7 +78,9 @@ int main(int argc, char **argv)
     char path[4096];
     int rounds = 40;
     uint64_t seed = 0;
-    snprintf(path, sizeof(path), "/tmp/t_peek.%d.dat", (int) getpid());
+    /* the test scripts give a private directory (SFIO_TEST_DIR) */
+    const char *dir = getenv("SFIO_TEST_DIR") ? getenv("SFIO_TEST_DIR") : "/tmp";
+    snprintf(path, sizeof(path), "%s/t_peek.%d.dat", dir, (int) getpid());
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--rounds") && i + 1 < argc) {
             rounds = atoi(argv[++i]);

@@ -171,6 +171,11 @@ typedef struct sfio_vshared_marks_t {
 
 typedef struct sfio_vshared_ops_t {
     const char *name;
+    uint32_t shared_by;      /* SFIO_SHARED_BY_*, written in the coordination file */
+    /* Recovery finds the published versions only from whole records (the
+     * mark is not in the file): a version whose record, even an ABORT
+     * one, could not be written must not be published. */
+    bool publish_needs_record;
     /* this rank starts (attach) and stops (close) using the store */
     int (*join)(mca_common_sfio_vstore_t *s);
     int (*leave)(mca_common_sfio_vstore_t *s);

@@ -238,6 +238,8 @@ static void mapped_flat_mark(mca_common_sfio_vstore_t *s, bool writing, int64_t 
 
 const sfio_vshared_ops_t sfio_vshared_mapped = {
     .name = "mapped",
+    .shared_by = SFIO_SHARED_BY_MAPPED,
+    .publish_needs_record = false,   /* recovery reads the published mark */
     .join = mapped_join,
     .leave = mapped_leave,
     .all_left = mapped_all_left,

@@ -279,8 +279,7 @@ static int map_coord(mca_common_sfio_vstore_t *s, int fd)
     if (SFIO_COORD_MAGIC != c->magic || SFIO_COORD_LAYOUT != c->layout ||
         c->nranks != (uint32_t) s->nranks || c->ident.ino != s->ident.ino ||
         c->ident.dev != s->ident.dev || c->ident.uid != (uint32_t) geteuid() ||
-        c->shared_by != (&sfio_vshared_service == s->shared ? SFIO_SHARED_BY_SERVICE
-                                                           : SFIO_SHARED_BY_MAPPED)) {
+        c->shared_by != s->shared->shared_by) {
         munmap(c, s->coord_size);
         return -EPROTO;   /* not this group's store (or another node's file) */
     }
@@ -323,8 +322,7 @@ static int create_store(mca_common_sfio_vstore_t *s)
         c->nranks = (uint32_t) s->nranks;
         c->ident = s->ident;
         c->ident.uid = (uint32_t) geteuid();
-        c->shared_by = &sfio_vshared_service == s->shared ? SFIO_SHARED_BY_SERVICE
-                                                         : SFIO_SHARED_BY_MAPPED;
+        c->shared_by = s->shared->shared_by;
         int64_t m = sfio_mtime_ns_of_fd(s->flat_fd);
         atomic_store(&c->flat_mtime_ns, m > 0 ? m : 0);
         atomic_thread_fence(memory_order_release);

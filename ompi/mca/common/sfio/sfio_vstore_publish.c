@@ -234,7 +234,7 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         /* The version is published all the same, so that others never
          * wait for it; recovery must see it ended, not missing. */
         int arc = append_abort(s, v);
-        if (0 != arc && s->shared == &sfio_vshared_service) {
+        if (0 != arc && s->shared->publish_needs_record) {
             /* Recovery would stop at this version and drop later
              * published ones: publish nothing after it rather than
              * report their writes done. */

@@ -271,6 +271,8 @@ static void svc_flat_mark(mca_common_sfio_vstore_t *s, bool writing, int64_t now
 
 const sfio_vshared_ops_t sfio_vshared_service = {
     .name = "service",
+    .shared_by = SFIO_SHARED_BY_SERVICE,
+    .publish_needs_record = true,
     .join = svc_join,
     .leave = svc_leave,
     .all_left = svc_all_left,
