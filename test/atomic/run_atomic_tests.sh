@@ -21,7 +21,8 @@
 #   --lock-backends L  lock backends (fbtl_versioned_lock_backend) under
 #                    listlock, with t_locksvc and t_stall on the service
 #                    (default "fcntl service"; "" skips them)
-#   --crash-runs N   kill -9 runs per process count (default 4)
+#   --crash-runs N   kill -9 runs per process count (default 2; each run
+#                    kills at a random point, so CI runs add up)
 #   --no-collective  skip the collective serializability check (t_serial
 #                    --collective-only: collective atomic writes through the
 #                    stock fcoll components), reported as its own entry
@@ -30,7 +31,7 @@
 #   --no-crash       skip crash_test.sh
 #   --no-first-write skip crash_test.sh --first-write (kill during the first
 #                    32 MiB whole-tile writes, before any version exists;
-#                    runs at the counts <= 4; --first-write-runs N, default 3)
+#                    runs at the counts <= 4; --first-write-runs N, default 2)
 #   --kill-node      also crash_test.sh --kill-node per process count
 #                    (--crash-runs N runs): kill -9 every rank of one node
 #                    at once, as a node crash (on one machine without
@@ -74,8 +75,8 @@ nps="2 4 8"
 lock_modes="listlock rangelock filelock"
 lock_nps="2 8"
 lock_backends="fcntl service"
-crash_runs=4
-first_runs=3
+crash_runs=2
+first_runs=2
 first=1
 coll=1
 adaptive=1

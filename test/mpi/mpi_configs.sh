@@ -63,10 +63,10 @@ fetchadd-crash|crash|suite|t_fetchadd|-|-|
 fetchadd-baddir|fetchadd|suite|t_shared t_fetchadd|2 4|fetchadd_baddir|
 atomic|suite|suite|t_views t_calls t_nonblocking t_pcache t_nbcoll|1 3 4|$SFIO_ATOMIC_CONFIGS|
 atomic-fbtl-ufs|suite|fbtl-ufs|t_views t_pcache|1 3 4|$SFIO_ATOMIC_UFS_CONFIGS|
-adaptive|suite|adaptive|$SFIO_ADAPTIVE_PROGS|-|$SFIO_ADAPTIVE_CONFIGS|user
+adaptive|suite|adaptive|$SFIO_ADAPTIVE_PROGS|3 8|$SFIO_ADAPTIVE_CONFIGS|user
 place|suite|adaptive|t_coll_unequal|4 5 6 7 8|$SFIO_PLACE_CONFIGS|
 place-views|suite|adaptive|t_views|5|place-block2_two_phase place-cyclic2_static|
-nbcoll|suite|adaptive|t_nbcoll|1 3 4|$SFIO_ADAPTIVE_CONFIGS|
+nbcoll|suite|adaptive|t_nbcoll|3|$SFIO_ADAPTIVE_CONFIGS|
 fault|suite|adaptive|t_fault|1 3 4|$SFIO_FAULT_CONFIGS|
 fault-suite|suite|suite|t_fault|1 3 4|$SFIO_FAULT_SUITE_CONFIGS|
 control|suite|stock|-|-|-|user
