@@ -281,10 +281,9 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     return MPI_SUCCESS;
 }
 
-static void report_stats(ompio_file_t *fh, mca_common_sfio_vstore_t *store)
+static void report_stats(ompio_file_t *fh, const mca_common_sfio_vstore_stats_t *stp)
 {
-    mca_common_sfio_vstore_stats_t st;
-    mca_common_sfio_vstore_stats(store, &st);
+    const mca_common_sfio_vstore_stats_t st = *stp;
     opal_output_verbose(1, mca_common_sfio_output,
                         "sfio: rank %d %s: in place %" PRIu64 " B (fresh %" PRIu64 " B), versioned %" PRIu64
                         " B (deferred private %" PRIu64 " B) in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
@@ -345,13 +344,9 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
             err = f->unreported_err;    /* see unreported_err */
         }
         if (NULL != f->store) {
-            int rc = mca_common_sfio_vstore_fold(f->store, false, true);
-            report_stats(fh, f->store);
-            if (0 == rc) {
-                rc = mca_common_sfio_vstore_close(f->store);
-            } else {
-                (void) mca_common_sfio_vstore_close(f->store);
-            }
+            mca_common_sfio_vstore_stats_t st = { 0 };
+            int rc = mca_common_sfio_vstore_close(f->store, &st);
+            report_stats(fh, &st);
             f->store = NULL;
             if (0 != rc) {
                 mca_common_sfio_show_help("io-error", true, "fs/versioned", "fold the versions into",

@@ -113,8 +113,10 @@ int mca_common_sfio_vstore_service_slots(int nranks);
 bool mca_common_sfio_vstore_attached(const mca_common_sfio_vstore_t *store);
 
 /* Collective, after a barrier (OMPIO's close has one).  Folds, removes
- * the sidecar, frees the store.  Needs no MPI when nothing is to fold. */
-int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *store);
+ * the sidecar, frees the store; stats_p (may be NULL) gets the store's
+ * counters as of the end of that fold. */
+int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *store,
+                                 mca_common_sfio_vstore_stats_t *stats_p);
 
 /* Collective.  Writes every published version back to the flat file;
  * with durable, also fsyncs it.  synced: the caller's ranks have just

@@ -421,6 +421,11 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
 
 int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool synced)
 {
+    return sfio_vstore_fold_at(s, durable, synced, false);
+}
+
+int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, bool closing)
+{
     const mca_common_sfio_coll_t *c = &s->coll;
     int rc;
 
@@ -432,22 +437,22 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
     pthread_mutex_lock(&s->lock);
     /* A rank that never made an atomic access maps the store now if the
      * group made one: every making of it finished before the barrier, so
-     * every rank finds the same. */
+     * every rank finds the same, and attaches or not with the others.
+     * One agreement covers the attach and the marks. */
     rc = s->coord ? 0 : sfio_vstore_attach(s, false);
-    rc = sfio_vstore_agree(c, -ENOENT == rc ? 0 : rc);
+    rc = -ENOENT == rc ? 0 : rc;
+    sfio_vshared_marks_t m = { 0 };
+    if (0 == rc && s->coord) {
+        s->fresh_floor = UINT64_MAX;   /* until this collective point completes */
+        rc = s->shared->marks(s, &m);
+    }
+    rc = sfio_vstore_agree(c, rc);
     if (0 != rc || !s->coord) {
         pthread_mutex_unlock(&s->lock);
         if (0 != rc || !durable) {
             return rc;
         }
         return sfio_vstore_agree(c, 0 != fsync(s->flat_fd) ? -errno : 0);
-    }
-    s->fresh_floor = UINT64_MAX;   /* until this collective point completes */
-    sfio_vshared_marks_t m;
-    rc = sfio_vstore_agree(c, s->shared->marks(s, &m));
-    if (0 != rc) {
-        pthread_mutex_unlock(&s->lock);
-        return rc;
     }
     uint64_t P = m.published, F = m.folded;
     if (P == F) {
@@ -482,6 +487,11 @@ int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool 
         if (0 != frc) {
             rc = frc;   /* the others learn it at the next agreement */
         }
+    }
+    if (closing) {
+        /* The store goes: close unlinks the logs, nothing reads them again. */
+        pthread_mutex_unlock(&s->lock);
+        return rc;
     }
     if (0 == rc) {
         if (s->log_fd >= 0 && (0 != ftruncate(s->log_fd, 0) || 0 != ftruncate(s->rec_fd, 0))) {

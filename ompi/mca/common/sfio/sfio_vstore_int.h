@@ -375,4 +375,9 @@ bool sfio_vstore_over_bounds(const mca_common_sfio_vstore_t *s);
  * Caller holds s->lock and no gate. */
 int sfio_vstore_compact(mca_common_sfio_vstore_t *s);
 
+/* mca_common_sfio_vstore_fold; closing: the store is closed right after,
+ * so the logs are left as they are (close unlinks them) instead of being
+ * emptied for further versions. */
+int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, bool closing);
+
 #endif

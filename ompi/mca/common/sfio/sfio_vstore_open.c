@@ -422,15 +422,29 @@ int sfio_vstore_attach(mca_common_sfio_vstore_t *s, bool create)
     return jrc;
 }
 
-int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
+/* The last collective of close: closing the coordination service agrees
+ * over the group (no rank's operation is still in flight), which is the
+ * barrier close needs; without a service, a barrier. */
+static int close_collective(mca_common_sfio_vstore_t *s)
 {
-    int rc = mca_common_sfio_vstore_fold(s, false, true);
+    int rc = NULL != s->service ? mca_common_sfio_coord_close(s->service)
+                                : s->coll.barrier(s->coll.ctx);
+    s->service = NULL;
+    return 0 != rc ? -EIO : 0;
+}
+
+int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s,
+                                 mca_common_sfio_vstore_stats_t *stats_p)
+{
+    int rc = sfio_vstore_fold_at(s, false, true, true);
+    if (NULL != stats_p) {
+        *stats_p = s->stats;
+    }
     if (!s->coord) {
         /* never made (every rank agrees after the fold): nothing on disk */
-        int brc = s->coll.barrier(s->coll.ctx);
-        (void) mca_common_sfio_coord_close(s->service);
+        int brc = close_collective(s);
         store_free(s);
-        return rc ? rc : (brc ? -EIO : 0);
+        return rc ? rc : brc;
     }
     if (0 == rc && s->log_fd >= 0) {
         /* Folded: this rank's logs hold nothing the flat file lacks. */
@@ -443,7 +457,7 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
     int lrc = s->shared->leave(s);
     /* When close returns on any rank the sidecar is gone: rank 0 waits
      * until every rank has left (their logs unlinked), removes it, then
-     * one barrier releases everyone.  A failed fold leaves it for the
+     * one collective releases everyone.  A failed fold leaves it for the
      * next open to recover; so does a rank that cannot leave. */
     if (0 == s->rank && 0 == rc && 0 == lrc) {
         if (s->shared->all_left(s)) {
@@ -453,10 +467,9 @@ int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s)
             rmdir(s->dir);
         }
     }
-    int brc = s->coll.barrier(s->coll.ctx);
-    (void) mca_common_sfio_coord_close(s->service);
+    int brc = close_collective(s);
     store_free(s);
-    return rc ? rc : (brc ? -EIO : 0);
+    return rc ? rc : brc;
 }
 
 void mca_common_sfio_vstore_use_service(mca_common_sfio_vstore_t *s,
