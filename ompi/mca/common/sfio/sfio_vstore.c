@@ -146,8 +146,9 @@ void sfio_vstore_stores_remove(mca_common_sfio_vstore_t *s)
  * not busy right now (never waited for: no lock order to keep). */
 static void drop_all_reader_fds(mca_common_sfio_vstore_t *s)
 {
-    sfio_vstore_drop_readers(s);
+    /* under stores_lock: a catch-up's readers may run out together */
     pthread_mutex_lock(&stores_lock);
+    sfio_vstore_drop_readers(s);
     for (size_t i = 0; i < nstores; ++i) {
         if (stores[i] != s && 0 == pthread_mutex_trylock(&stores[i]->lock)) {
             sfio_vstore_drop_readers(stores[i]);
@@ -246,6 +247,106 @@ int sfio_vstore_restart_index(mca_common_sfio_vstore_t *s, uint64_t folded)
     return 0;
 }
 
+/* One rank's records, read for a catch-up: from its file, [cursor, its
+ * end).  buf is malloc'd (NULL: nothing new); exact: the end is a
+ * published tail, nothing in it may be torn. */
+typedef struct {
+    mca_common_sfio_vstore_t *s;
+    int rank;
+    uint64_t cursor;
+    char *buf;
+    size_t len;
+    bool exact;
+    int rc;
+} rec_read_t;
+
+static void read_records(rec_read_t *q)
+{
+    mca_common_sfio_vstore_t *s = q->s;
+    int r = q->rank, fd = s->rec_fd, tmpfd = -1;
+    uint64_t tail = 0;
+    q->exact = true;
+    q->rc = s->shared->records_tail(s, r, -1, &tail, &q->exact);
+    if (-EAGAIN == q->rc) {
+        /* known only from the file itself */
+        tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
+        if (-ENOENT == tmpfd) {
+            q->rc = 0;
+            return;   /* the rank has written no record yet */
+        }
+        q->rc = tmpfd < 0 ? tmpfd : s->shared->records_tail(s, r, tmpfd, &tail, &q->exact);
+        fd = tmpfd;
+    }
+    if (0 != q->rc || tail <= q->cursor) {
+        if (tmpfd >= 0) close(tmpfd);
+        return;
+    }
+    if (r != s->rank && tmpfd < 0) {
+        tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
+        if (tmpfd < 0) {
+            q->rc = tmpfd;
+            return;
+        }
+        fd = tmpfd;
+    }
+    size_t len = (size_t) (tail - q->cursor);
+    char *buf = malloc(len);
+    ssize_t got = buf ? mca_common_sfio_posix_pread_full(fd, buf, len, q->cursor) : -ENOMEM;
+    if (tmpfd >= 0) {
+        close(tmpfd);
+    }
+    if (got < 0 || (size_t) got != len) {
+        free(buf);
+        q->rc = got < 0 ? (int) got : -EIO;
+        return;
+    }
+    q->buf = buf;
+    q->len = len;
+}
+
+/* Reads for several ranks at once: where each read is a few round trips
+ * to network storage (an open, a size, a read, a close), one after the
+ * other they would add up over the ranks. */
+#define CATCH_UP_READERS 8
+
+typedef struct {
+    rec_read_t *q;
+    int n;
+    _Atomic int next;
+} rec_reads_t;
+
+static void *read_records_worker(void *arg)
+{
+    rec_reads_t *w = arg;
+    for (int i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
+        read_records(&w->q[i]);
+    }
+    return NULL;
+}
+
+static void read_all_records(mca_common_sfio_vstore_t *s, rec_read_t *q, int n)
+{
+    rec_reads_t w = { .q = q, .n = n };
+    atomic_init(&w.next, 0);
+    pthread_t tid[CATCH_UP_READERS - 1];
+    int helpers = 0;
+    if (s->shared->read_records_in_parallel) {
+        int want = (n < CATCH_UP_READERS ? n : CATCH_UP_READERS) - 1;
+        while (helpers < want && 0 == pthread_create(&tid[helpers], NULL, read_records_worker, &w)) {
+            helpers++;   /* none started: this thread reads them all */
+        }
+    }
+    read_records_worker(&w);
+    for (int i = 0; i < helpers; ++i) {
+        pthread_join(tid[i], NULL);
+    }
+    for (int i = 0; helpers > 0 && i < n; ++i) {
+        if (-EMFILE == q[i].rc || -ENFILE == q[i].rc) {
+            read_records(&q[i]);   /* the readers held descriptors: again, alone */
+        }
+    }
+}
+
 /* Brings the index to the newest published version.  Caller holds lock. */
 int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
 {
@@ -275,62 +376,30 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
     if (P == s->seen) {
         return 0;
     }
-    char **bufs = calloc((size_t) s->nranks, sizeof(char *));
+    rec_read_t *q = calloc((size_t) s->nranks, sizeof(*q));
     uint64_t *cursor = malloc((size_t) s->nranks * sizeof(uint64_t));
     size_t npend = 0, cap = 0;
     mca_common_sfio_vindex_pending_t *pend = NULL;
-    if (!bufs || !cursor) {
-        free(bufs);
+    if (!q || !cursor) {
+        free(q);
         free(cursor);
         return -ENOMEM;
     }
     /* Cursors move only if the whole batch applies. */
     memcpy(cursor, s->rec_cursor, (size_t) s->nranks * sizeof(uint64_t));
+    for (int r = 0; r < s->nranks; ++r) {
+        q[r] = (rec_read_t) { .s = s, .rank = r, .cursor = cursor[r] };
+    }
+    read_all_records(s, q, s->nranks);
     for (int r = 0; r < s->nranks && 0 == rc; ++r) {
-        int fd = s->rec_fd, tmpfd = -1;
-        uint64_t tail = 0;
-        bool exact = true;
-        rc = s->shared->records_tail(s, r, -1, &tail, &exact);
-        if (-EAGAIN == rc) {
-            /* known only from the file itself */
-            tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
-            if (-ENOENT == tmpfd) {
-                rc = 0;
-                continue;   /* the rank has written no record yet */
-            }
-            rc = tmpfd < 0 ? tmpfd : s->shared->records_tail(s, r, tmpfd, &tail, &exact);
-            fd = tmpfd;
-        }
-        if (0 != rc || tail <= cursor[r]) {
-            if (tmpfd >= 0) close(tmpfd);
-            if (0 != rc) break;
-            continue;
-        }
-        if (r != s->rank && tmpfd < 0) {
-            tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
-            if (tmpfd < 0) {
-                rc = tmpfd;
-                break;
-            }
-            fd = tmpfd;
-        }
-        size_t len = (size_t) (tail - cursor[r]);
-        bufs[r] = malloc(len);
-        ssize_t got = bufs[r] ? mca_common_sfio_posix_pread_full(fd, bufs[r], len, cursor[r])
-                              : -ENOMEM;
-        if (tmpfd >= 0) {
-            close(tmpfd);
-        }
-        if (got < 0 || (size_t) got != len) {
-            rc = got < 0 ? (int) got : -EIO;
-            break;
-        }
-        size_t pos = 0;
-        while (pos < len) {
+        rc = q[r].rc;
+        const char *data = q[r].buf;
+        size_t len = q[r].len, pos = 0;
+        while (0 == rc && pos < len) {
             mca_common_sfio_record_t rec;
-            int drc = mca_common_sfio_record_decode(bufs[r] + pos, len - pos, &rec);
+            int drc = mca_common_sfio_record_decode(data + pos, len - pos, &rec);
             if (drc < 0) {
-                if (exact) {
+                if (q[r].exact) {
                     rc = -EIO;     /* within a published tail: never torn */
                 }
                 break;             /* else: an append under way, of a later version */
@@ -369,9 +438,9 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
         }
     }
     for (int r = 0; r < s->nranks; ++r) {
-        free(bufs[r]);
+        free(q[r].buf);
     }
-    free(bufs);
+    free(q);
     free(cursor);
     free(pend);
     return rc;

@@ -176,6 +176,9 @@ typedef struct sfio_vshared_ops_t {
      * mark is not in the file): a version whose record, even an ABORT
      * one, could not be written must not be published. */
     bool publish_needs_record;
+    /* Other ranks' record files are read over the network (each open, size
+     * and read a round trip): a catch-up reads several at once. */
+    bool read_records_in_parallel;
     /* this rank starts (attach) and stops (close) using the store */
     int (*join)(mca_common_sfio_vstore_t *s);
     int (*leave)(mca_common_sfio_vstore_t *s);

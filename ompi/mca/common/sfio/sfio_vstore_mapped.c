@@ -240,6 +240,7 @@ const sfio_vshared_ops_t sfio_vshared_mapped = {
     .name = "mapped",
     .shared_by = SFIO_SHARED_BY_MAPPED,
     .publish_needs_record = false,   /* recovery reads the published mark */
+    .read_records_in_parallel = false,
     .join = mapped_join,
     .leave = mapped_leave,
     .all_left = mapped_all_left,

@@ -273,6 +273,7 @@ const sfio_vshared_ops_t sfio_vshared_service = {
     .name = "service",
     .shared_by = SFIO_SHARED_BY_SERVICE,
     .publish_needs_record = true,
+    .read_records_in_parallel = true,
     .join = svc_join,
     .leave = svc_leave,
     .all_left = svc_all_left,
