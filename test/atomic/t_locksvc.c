@@ -13,6 +13,9 @@
  *   locksvc.long     lists of the service's longest length (about 1600
  *                    one-cell ranges, the largest messages), exclusive,
  *                    checked as above; ranks of one parity conflict.
+ *   locksvc.parts    the same with lists of 20000 ranges (the service
+ *                    opened with list_max 20000): each list travels in
+ *                    parts, the host grants it whole.
  *   locksvc.stress   the same without waits and without checks, --stress N
  *                    lists per rank: completes (no deadlock) within the
  *                    run's timeout.
@@ -70,11 +73,12 @@ static void report(const char *name, int bad, const char *why)
     failures += 0 != all;
 }
 
-static mca_common_sfio_locksvc_t *open_svc(int64_t timeout_ms, int64_t probe_ms, int64_t dead_ms)
+static mca_common_sfio_locksvc_t *open_svc_max(int64_t timeout_ms, int64_t probe_ms,
+                                               int64_t dead_ms, size_t list_max)
 {
     mca_common_sfio_locksvc_config_t cfg = {
         .provider = NULL, .timeout_ms = timeout_ms, .probe_ms = probe_ms, .dead_ms = dead_ms,
-        .host = -1,
+        .host = -1, .list_max = list_max,
     };
     mca_common_sfio_locksvc_t *svc = NULL;
     int rc = mca_common_sfio_locksvc_open((struct ompi_communicator_t *) MPI_COMM_WORLD, &cfg, 0,
@@ -86,6 +90,11 @@ static mca_common_sfio_locksvc_t *open_svc(int64_t timeout_ms, int64_t probe_ms,
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     return svc;
+}
+
+static mca_common_sfio_locksvc_t *open_svc(int64_t timeout_ms, int64_t probe_ms, int64_t dead_ms)
+{
+    return open_svc_max(timeout_ms, probe_ms, dead_ms, 0);
 }
 
 /* A random sorted list of 1..8 disjoint cell ranges in [0, cells). */
@@ -209,9 +218,10 @@ static void run_lists(mca_common_sfio_locksvc_t *svc, int fd, int rounds, int ce
     report(name, bad + errs + over, why);
 }
 
-/* Lists as long as a message holds: every other cell from an offset of
- * rank + round parity. */
-static void run_long(mca_common_sfio_locksvc_t *svc, int fd, int rounds)
+/* Lists as long as the service takes: every other cell from an offset of
+ * rank + round parity; at least min_len ranges. */
+static void run_long(mca_common_sfio_locksvc_t *svc, int fd, int rounds, const char *name,
+                     size_t min_len)
 {
     size_t n = mca_common_sfio_locksvc_max_ranges(svc);
     mca_common_sfio_range_t *r = malloc(n * sizeof(*r));
@@ -237,8 +247,10 @@ static void run_long(mca_common_sfio_locksvc_t *svc, int fd, int rounds)
         bad += 0 != mca_common_sfio_locksvc_release(svc);
     }
     free(r);
-    report("locksvc.long", bad + (n < 1000), "cells changed under a long list, an error, or "
-                                             "lists shorter than 1000 ranges");
+    char why[128];
+    snprintf(why, sizeof(why), "cells changed under a long list, an error, or lists shorter "
+             "than %zu ranges", min_len);
+    report(name, bad + (n < min_len), why);
 }
 
 /* A rank that is not the host freezes holding the whole file. */
@@ -338,12 +350,17 @@ int main(int argc, char **argv)
 
     mca_common_sfio_locksvc_t *svc = open_svc(60000, 1000, 10000);
     run_lists(svc, fd, rounds, cells, true, limit, "locksvc.safety");
-    run_long(svc, fd, 10);
+    run_long(svc, fd, 10, "locksvc.long", 1000);
     double t0 = now();
     run_lists(svc, fd, stress, cells, false, limit, "locksvc.stress");
     if (0 == rank) {
         printf("# stress: %d lists per rank in %.2f s\n", stress, now() - t0);
     }
+    (void) mca_common_sfio_locksvc_close(svc);
+
+    /* lists of many messages each */
+    svc = open_svc_max(60000, 1000, 10000, 20000);
+    run_long(svc, fd, 5, "locksvc.parts", 20000);
     (void) mca_common_sfio_locksvc_close(svc);
 
     /* a live holder that keeps its lock past another's wait timeout */

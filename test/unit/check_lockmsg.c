@@ -23,6 +23,7 @@ typedef mca_common_sfio_lockq_range_t range_t;
 #define SH MCA_COMMON_SFIO_LOCKQ_SHARED
 #define EX MCA_COMMON_SFIO_LOCKQ_EXCLUSIVE
 #define REQ MCA_COMMON_SFIO_LOCKMSG_REQUEST
+#define PART MCA_COMMON_SFIO_LOCKMSG_PART
 #define MAXR 64
 
 static uint8_t buf[1 << 16];
@@ -42,6 +43,8 @@ static void expect_same(const msg_t *a, const msg_t *b)
     ck_assert_uint_eq(a->request, b->request);
     ck_assert_int_eq(a->error, b->error);
     ck_assert_uint_eq(a->nranges, b->nranges);
+    ck_assert_uint_eq(a->total, b->total);
+    ck_assert_uint_eq(a->first, b->first);
     for (size_t i = 0; i < a->nranges; ++i) {
         ck_assert_uint_eq(a->ranges[i].offset, b->ranges[i].offset);
         ck_assert_uint_eq(a->ranges[i].length, b->ranges[i].length);
@@ -76,6 +79,13 @@ START_TEST(round_trips)
     round_trip(&(msg_t) { .type = MCA_COMMON_SFIO_LOCKMSG_ERROR, .client = 4, .request = 5,
                           .error = -ENOSPC });
     round_trip(&(msg_t) { .type = MCA_COMMON_SFIO_LOCKMSG_ERROR, .error = INT32_MIN });
+    /* parts of a long list: the first, a middle one, the last */
+    round_trip(&(msg_t) { .type = PART, .client = 2, .request = 7, .ranges = edge, .nranges = 4,
+                          .total = 100000, .first = 0 });
+    round_trip(&(msg_t) { .type = PART, .client = 2, .request = 7, .ranges = whole, .nranges = 1,
+                          .total = 100000, .first = 4 });
+    round_trip(&(msg_t) { .type = PART, .client = 2, .request = 7, .ranges = edge, .nranges = 4,
+                          .total = UINT32_MAX, .first = UINT32_MAX - 4 });
 }
 END_TEST
 
@@ -97,6 +107,18 @@ START_TEST(encode_rejects)
                                   &(msg_t) { .type = (mca_common_sfio_lockmsg_type_t) 0 },
                                   buf, sizeof(buf), &len));
     ck_assert_uint_eq(SIZE_MAX, mca_common_sfio_lockmsg_max_size(SIZE_MAX / 4));
+    /* a part must hold a range and stay within its list */
+    ck_assert_int_eq(-EINVAL, mca_common_sfio_lockmsg_encode(
+                                  &(msg_t) { .type = PART, .total = 5, .first = 0 },
+                                  buf, sizeof(buf), &len));
+    ck_assert_int_eq(-EINVAL, mca_common_sfio_lockmsg_encode(
+                                  &(msg_t) { .type = PART, .ranges = one, .nranges = 1,
+                                             .total = 5, .first = 5 },
+                                  buf, sizeof(buf), &len));
+    ck_assert_int_eq(-EINVAL, mca_common_sfio_lockmsg_encode(
+                                  &(msg_t) { .type = PART, .ranges = one, .nranges = 1,
+                                             .total = 0, .first = 0 },
+                                  buf, sizeof(buf), &len));
 }
 END_TEST
 
@@ -133,7 +155,7 @@ START_TEST(decode_rejects_malformed)
     sample(b); b[0] = 'X';          ck_assert_int_eq(-EPROTO, decode(b, len, MAXR));
     sample(b); b[4] = 2;            ck_assert_int_eq(-ENOTSUP, decode(b, len, MAXR));
     sample(b); b[5] = 0;            ck_assert_int_eq(-EPROTO, decode(b, len, MAXR));
-    sample(b); b[5] = 5;            ck_assert_int_eq(-EPROTO, decode(b, len, MAXR));
+    sample(b); b[5] = 6;            ck_assert_int_eq(-EPROTO, decode(b, len, MAXR));
     sample(b); b[7] = 1;            ck_assert_int_eq(-EPROTO, decode(b, len, MAXR));
     sample(b); put32(b + 8, (uint32_t) len + 1);
     ck_assert_int_eq(-EPROTO, decode(b, len, MAXR));
@@ -170,6 +192,20 @@ START_TEST(decode_rejects_malformed)
     ck_assert_int_eq(-EPROTO, decode(w, n, MAXR));
     ck_assert_int_eq(-EPROTO, decode(w, 3, MAXR));
     ck_assert_int_eq(-EPROTO, decode(w, 0, MAXR));
+
+    /* a part whose first and total do not hold its ranges */
+    range_t r[2] = { { 5, 3, EX }, { 100, 200, SH } };
+    len = encode_ok(&(msg_t) { .type = PART, .client = 1, .request = 2, .ranges = r,
+                               .nranges = 2, .total = 10, .first = 8 }, b, sizeof(b));
+    ck_assert_uint_eq(len, H + 8 + 6);
+    ck_assert_int_eq(0, decode(b, len, MAXR));
+    put32(b + H + 4, 9);            /* first 9 of 10: no room for 2 */
+    ck_assert_int_eq(-EPROTO, decode(b, len, MAXR));
+    put32(b + H + 4, 8);
+    put32(b + H, 0);                /* a list of no ranges */
+    ck_assert_int_eq(-EPROTO, decode(b, len, MAXR));
+    put32(b + H, 10);
+    ck_assert_int_eq(-EPROTO, decode(b, H + 6, MAXR));   /* cut inside first */
 }
 END_TEST
 
@@ -177,11 +213,11 @@ END_TEST
  * and lengths span 1- to 10-byte varints. */
 static void random_msg(msg_t *m, range_t *r)
 {
-    *m = (msg_t) { .type = (mca_common_sfio_lockmsg_type_t) (1 + rnd_below(4)),
+    *m = (msg_t) { .type = (mca_common_sfio_lockmsg_type_t) (1 + rnd_below(5)),
                    .client = rnd() >> rnd_below(64), .request = rnd() >> rnd_below(64) };
     if (MCA_COMMON_SFIO_LOCKMSG_ERROR == m->type) {
         m->error = -(int32_t) rnd_below(200);
-    } else if (rnd_below(3) && (m->type = REQ)) {
+    } else if (PART == m->type || (rnd_below(3) && (m->type = REQ))) {
         uint64_t at = 0;
         size_t n = rnd_below(MAXR + 1);
         for (size_t i = 0; i < n; ++i) {
@@ -192,6 +228,16 @@ static void random_msg(msg_t *m, range_t *r)
             m->nranges = i + 1;
         }
         m->ranges = r;
+        if (PART == m->type && 0 == m->nranges) {
+            r[0] = (range_t) { rnd() >> 1, 1, EX };
+            m->nranges = 1;
+        }
+        if (PART == m->type) {
+            m->first = (uint32_t) (rnd() >> (32 + rnd_below(33)));
+            if (m->first > UINT32_MAX - m->nranges) m->first = UINT32_MAX - (uint32_t) m->nranges;
+            uint64_t room = (uint64_t) UINT32_MAX - m->first - m->nranges;
+            m->total = (uint32_t) (m->first + m->nranges + (room ? rnd() % (room + 1) : 0));
+        }
     }
 }
 

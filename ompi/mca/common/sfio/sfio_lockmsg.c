@@ -14,6 +14,7 @@ static const uint8_t magic[4] = { 'S', 'F', 'L', 'Q' };
 
 #define VARINT_MAX 10
 #define ERROR_BODY 4
+#define PART_FIELDS 8   /* total and first of a PART */
 
 /* A cursor over a buffer; a write or read past the end sets `overrun`. */
 typedef struct {
@@ -98,7 +99,7 @@ size_t mca_common_sfio_lockmsg_max_size(size_t nranges)
     if (nranges > body_max / per_range) {
         return SIZE_MAX;
     }
-    size_t body = nranges * per_range + (nranges + 7) / 8;
+    size_t body = PART_FIELDS + nranges * per_range + (nranges + 7) / 8;
     if (body < ERROR_BODY) {
         body = ERROR_BODY;
     }
@@ -107,7 +108,18 @@ size_t mca_common_sfio_lockmsg_max_size(size_t nranges)
 
 static bool type_known(uint32_t type)
 {
-    return type >= MCA_COMMON_SFIO_LOCKMSG_REQUEST && type <= MCA_COMMON_SFIO_LOCKMSG_ERROR;
+    return type >= MCA_COMMON_SFIO_LOCKMSG_REQUEST && type <= MCA_COMMON_SFIO_LOCKMSG_PART;
+}
+
+static bool has_ranges(uint32_t type)
+{
+    return MCA_COMMON_SFIO_LOCKMSG_REQUEST == type || MCA_COMMON_SFIO_LOCKMSG_PART == type;
+}
+
+/* A PART holds at least one range and stays within its list. */
+static bool part_fits(uint64_t total, uint64_t first, uint64_t nranges)
+{
+    return nranges >= 1 && first < total && nranges <= total - first;
 }
 
 static void put_ranges(cursor_t *c, const range_t *ranges, size_t nranges)
@@ -130,9 +142,11 @@ static void put_ranges(cursor_t *c, const range_t *ranges, size_t nranges)
 int mca_common_sfio_lockmsg_encode(const mca_common_sfio_lockmsg_t *msg, void *buf, size_t cap,
                                    size_t *len_p)
 {
-    bool is_request = MCA_COMMON_SFIO_LOCKMSG_REQUEST == msg->type;
+    bool is_request = has_ranges(msg->type);
+    bool is_part = MCA_COMMON_SFIO_LOCKMSG_PART == msg->type;
     if (!type_known(msg->type) || (!is_request && 0 != msg->nranges)
         || msg->nranges > UINT32_MAX
+        || (is_part && !part_fits(msg->total, msg->first, msg->nranges))
         || 0 != mca_common_sfio_lockq_ranges_verify(msg->ranges, msg->nranges)) {
         return -EINVAL;
     }
@@ -153,6 +167,10 @@ int mca_common_sfio_lockmsg_encode(const mca_common_sfio_lockmsg_t *msg, void *b
     if (MCA_COMMON_SFIO_LOCKMSG_ERROR == msg->type) {
         put_le(&c, (uint32_t) msg->error, 4);
     } else if (is_request) {
+        if (is_part) {
+            put_le(&c, msg->total, 4);
+            put_le(&c, msg->first, 4);
+        }
         put_ranges(&c, msg->ranges, msg->nranges);
     }
     if (c.overrun) {
@@ -215,7 +233,7 @@ int mca_common_sfio_lockmsg_decode(const void *buf, size_t len, range_t *ranges,
         return -ENOTSUP;
     }
     if (!type_known(type) || 0 != reserved || length != len
-        || (MCA_COMMON_SFIO_LOCKMSG_REQUEST != type && 0 != nranges)) {
+        || (!has_ranges(type) && 0 != nranges)) {
         return -EPROTO;
     }
     if (nranges > max_ranges) {
@@ -223,7 +241,14 @@ int mca_common_sfio_lockmsg_decode(const void *buf, size_t len, range_t *ranges,
     }
     if (MCA_COMMON_SFIO_LOCKMSG_ERROR == type) {
         msg.error = (int32_t) (uint32_t) get_le(&c, 4);
-    } else if (MCA_COMMON_SFIO_LOCKMSG_REQUEST == type) {
+    } else if (has_ranges(type)) {
+        if (MCA_COMMON_SFIO_LOCKMSG_PART == type) {
+            msg.total = (uint32_t) get_le(&c, 4);
+            msg.first = (uint32_t) get_le(&c, 4);
+            if (c.overrun || !part_fits(msg.total, msg.first, nranges)) {
+                return -EPROTO;
+            }
+        }
         /* Each range takes at least 2 bytes: refuse counts the buffer
          * cannot hold before touching the caller's array. */
         if (nranges > (len - c.pos) / 2 || 0 != get_ranges(&c, ranges, (size_t) nranges)) {

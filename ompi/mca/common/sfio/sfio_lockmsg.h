@@ -19,6 +19,12 @@
  *                 the first from 0) and varint(length); then a bitmap of
  *                 modes, bit i of byte i/8 set when range i is exclusive,
  *                 unused bits 0
+ *   PART:    32 4  total: ranges of the whole list
+ *            36 4  first: index of this part's first range in the list
+ *            40 .. this part's ranges, as a REQUEST's
+ *
+ * A list too long for one message travels as PARTs of one request, in
+ * any order; the manager takes it once it holds all total ranges.
  *
  * Integers are little-endian; a varint is LEB128 (7 bits a byte, low
  * first, at most 10 bytes, no redundant high zero bytes).  Gaps keep lock
@@ -45,7 +51,8 @@ typedef enum {
     MCA_COMMON_SFIO_LOCKMSG_REQUEST = 1,    /* client -> manager: lock this list */
     MCA_COMMON_SFIO_LOCKMSG_RELEASE = 2,    /* client -> manager: release or withdraw */
     MCA_COMMON_SFIO_LOCKMSG_GRANT = 3,      /* manager -> client: the list is held */
-    MCA_COMMON_SFIO_LOCKMSG_ERROR = 4       /* manager -> client: the request failed */
+    MCA_COMMON_SFIO_LOCKMSG_ERROR = 4,      /* manager -> client: the request failed */
+    MCA_COMMON_SFIO_LOCKMSG_PART = 5        /* client -> manager: ranges of a long list */
 } mca_common_sfio_lockmsg_type_t;
 
 typedef struct mca_common_sfio_lockmsg_t {
@@ -53,21 +60,23 @@ typedef struct mca_common_sfio_lockmsg_t {
     uint64_t client;
     uint64_t request;
     int32_t error;                                 /* ERROR only */
-    const mca_common_sfio_lockq_range_t *ranges;   /* REQUEST only */
+    const mca_common_sfio_lockq_range_t *ranges;   /* REQUEST and PART only */
     size_t nranges;
+    uint32_t total, first;                         /* PART only */
 } mca_common_sfio_lockmsg_t;
 
-/* Bytes that encode needs at most for a message of nranges ranges
- * (SIZE_MAX when that does not fit a message's 32-bit length). */
+/* Bytes that encode needs at most for a message of nranges ranges, of
+ * any type (SIZE_MAX when that does not fit a message's 32-bit length). */
 size_t mca_common_sfio_lockmsg_max_size(size_t nranges);
 
 /* Writes msg into buf (capacity cap) and its size to *len_p.  Returns 0,
- * -EINVAL (bad type, ranges of a REQUEST that lockq would reject, ranges
- * on another type) or -ENOBUFS (cap too small; nothing useful in buf). */
+ * -EINVAL (bad type, ranges of a REQUEST or PART that lockq would reject,
+ * ranges on another type, a PART that is empty or reaches past its total)
+ * or -ENOBUFS (cap too small; nothing useful in buf). */
 int mca_common_sfio_lockmsg_encode(const mca_common_sfio_lockmsg_t *msg, void *buf, size_t cap,
                                    size_t *len_p);
 
-/* Parses the message in buf[0, len).  A REQUEST's ranges are written to
+/* Parses the message in buf[0, len).  A REQUEST's (PART's) ranges go to
  * ranges[0, max_ranges) (the caller's array; msg_p->ranges points at it).
  * Returns 0, -EPROTO (not a well-formed message: bad magic, type, reserved
  * bits, length, varint, range, mode bitmap or trailing bytes), -ENOTSUP

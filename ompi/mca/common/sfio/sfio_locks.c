@@ -83,10 +83,8 @@ static int lock(const mca_common_sfio_locker_t *locker, int *fd_p,
         .name = "fcntl", .max_ranges = 0, .acquire = fcntl_acquire, .release = fcntl_release,
         .ctx = fd_p,
     };
-    size_t bound = mca_common_sfio_lock_max_ranges;
-    if (0 != used_p->max_ranges && (0 == bound || used_p->max_ranges < bound)) {
-        bound = used_p->max_ranges;
-    }
+    /* the fcntl bound is for fcntl's lock tables; a service has its own */
+    size_t bound = 0 != used_p->max_ranges ? used_p->max_ranges : mca_common_sfio_lock_max_ranges;
     int rc = mca_common_sfio_lockplan_build(mode, segs, nsegs, objects, locks);
     if (0 == rc) {
         rc = mca_common_sfio_lockplan_coarsen(locks, bound);
@@ -106,6 +104,7 @@ static int lock(const mca_common_sfio_locker_t *locker, int *fd_p,
 
 static pthread_mutex_t locked_io = PTHREAD_MUTEX_INITIALIZER;
 size_t mca_common_sfio_lock_max_ranges = 1024;
+size_t mca_common_sfio_lock_service_max_ranges = 65536;
 uint64_t mca_common_sfio_pcache_limit = 0;
 uint64_t mca_common_sfio_pcache_piece_max = 32 * 1024;
 

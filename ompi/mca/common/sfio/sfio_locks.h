@@ -35,7 +35,8 @@ typedef struct mca_common_sfio_lock_stats_t {
 } mca_common_sfio_lock_stats_t;
 
 /* A lock service's operations.  acquire takes the whole normalized list
- * (at most max_ranges ranges, 0: no bound), exclusive for writes, or
+ * (at most max_ranges ranges; 0: the fcntl bound,
+ * mca_common_sfio_lock_max_ranges), exclusive for writes, or
  * nothing; release gives it back and may report that the list was taken
  * away meanwhile.  Both return 0 or a negative errno. */
 typedef struct mca_common_sfio_locker_t {
@@ -56,9 +57,13 @@ void mca_common_sfio_locks_release(int fd, const mca_common_sfio_rangelist_t *lo
 
 void mca_common_sfio_locks_stats(mca_common_sfio_lock_stats_t *stats_p);
 
-/* Lock lists longer than this are coarsened (sfio_lockplan_coarsen); 0:
- * no bound.  Set once by the fbtl from its parameter. */
+/* fcntl lock lists longer than this are coarsened (sfio_lockplan_coarsen);
+ * 0: no bound.  Set once by the fbtl from its parameter. */
 SFIO_EXPORT extern size_t mca_common_sfio_lock_max_ranges;
+
+/* The same for the list-lock service's lists (sfio_locksvc: longer than
+ * one message, they travel in parts).  Set once by the fbtl. */
+SFIO_EXPORT extern size_t mca_common_sfio_lock_service_max_ranges;
 
 /* Bytes of arena a private-object cache may hold (0: no cache: private
  * bytes go straight to the file).  Set once by the fbtl. */

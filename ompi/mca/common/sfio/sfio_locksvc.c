@@ -54,6 +54,10 @@ typedef struct {
     int64_t last_heard;
     int64_t ping_sent;      /* 0: no probe outstanding */
     bool dead;
+    /* a list too long for one message, while its PARTs arrive */
+    uint64_t asm_request;   /* 0: none */
+    uint32_t asm_total, asm_have;
+    mca_common_sfio_lockq_range_t *asm_ranges;
 } member_t;
 
 /* The host's side of one service. */
@@ -68,7 +72,8 @@ typedef struct hosted_t {
     mca_common_sfio_lockq_t *q;
     mca_common_sfio_lockq_grants_t grants;
     mca_common_sfio_lockq_range_t *ranges;   /* decode buffer */
-    size_t max_ranges;
+    size_t max_ranges;                       /* ranges of one message */
+    size_t list_max;                         /* ranges of one list */
     struct mca_common_sfio_locksvc_t *self;  /* the host's own client */
 } hosted_t;
 
@@ -81,7 +86,8 @@ struct mca_common_sfio_locksvc_t {
     int64_t timeout_ms;
     int64_t sync_after_ms;      /* holds at least this long end with a KIND_SYNC release */
     int64_t asked_at;           /* when the held list was asked for */
-    size_t max_ranges;
+    size_t max_ranges;          /* ranges of one message */
+    size_t list_max;            /* ranges of one list (sent in PARTs past max_ranges) */
     uint32_t seq;
     hosted_t *hosted;           /* this rank is the host */
     /* the list being waited for: ls.lock */
@@ -90,7 +96,8 @@ struct mca_common_sfio_locksvc_t {
     bool lost;                  /* the host dropped this rank */
     uint64_t held;              /* 0: nothing held */
     pthread_cond_t cond;
-    mca_common_sfio_lockq_range_t *ranges;   /* scratch of acquire */
+    mca_common_sfio_lockq_range_t *ranges;   /* scratch of acquire (ranges_cap) */
+    size_t ranges_cap;
     unsigned char *buf;         /* frame + encoded request */
     size_t bufcap;
 };
@@ -260,12 +267,71 @@ static void host_submit(hosted_t *h, outbox_t *box, int from, uint64_t request,
     send_grants(h, box);
 }
 
+/* Forgets a list being assembled; a large buffer is not kept. */
+static void asm_reset(member_t *m)
+{
+    m->asm_request = 0;
+    m->asm_total = m->asm_have = 0;
+    free(m->asm_ranges);
+    m->asm_ranges = NULL;
+}
+
+/* One PART of a long list: kept until all its ranges are here, then the
+ * list joins the queue as one request.  A PART of another request starts
+ * over (the client gave the earlier list up: timeout, or a failed send). */
+static void host_part(hosted_t *h, outbox_t *box, int from, const mca_common_sfio_lockmsg_t *msg)
+{
+    member_t *m = &h->member[from];
+    if (m->dead) {
+        if (0 == msg->first) {
+            reply(h, box, from, msg->request, -ENOLCK);   /* once per list */
+        }
+        return;
+    }
+    if (m->asm_request != msg->request) {
+        asm_reset(m);
+        if (msg->total > h->list_max) {
+            if (0 == msg->first) {
+                reply(h, box, from, msg->request, -E2BIG);
+            }
+            return;
+        }
+        m->asm_ranges = calloc(msg->total, sizeof(*m->asm_ranges));
+        if (NULL == m->asm_ranges) {
+            reply(h, box, from, msg->request, -ENOMEM);
+            return;
+        }
+        m->asm_request = msg->request;
+        m->asm_total = msg->total;
+    }
+    if (msg->total != m->asm_total || m->asm_have > m->asm_total - msg->nranges) {
+        asm_reset(m);
+        reply(h, box, from, msg->request, -EPROTO);
+        return;
+    }
+    memcpy(m->asm_ranges + msg->first, msg->ranges, msg->nranges * sizeof(*msg->ranges));
+    m->asm_have += (uint32_t) msg->nranges;
+    if (m->asm_have < m->asm_total) {
+        return;
+    }
+    /* parts that overlapped left holes (empty ranges) or disorder */
+    if (0 != mca_common_sfio_lockq_ranges_verify(m->asm_ranges, m->asm_total)) {
+        reply(h, box, from, msg->request, -EPROTO);
+    } else {
+        host_submit(h, box, from, msg->request, m->asm_ranges, m->asm_total);
+    }
+    asm_reset(m);
+}
+
 static void host_release(hosted_t *h, outbox_t *box, int from, uint64_t request, bool answer)
 {
     member_t *m = &h->member[from];
     if (m->dead) {
         reply(h, box, from, request, -ENOLCK);
         return;
+    }
+    if (m->asm_request == request) {
+        asm_reset(m);   /* withdrawn before all its parts arrived */
     }
     /* -ENOENT: a list the client withdrew twice (timeout races its grant) */
     int rc = mca_common_sfio_lockq_release(h->q, (uint64_t) from, request, &h->grants);
@@ -292,6 +358,7 @@ static void host_drop(hosted_t *h, outbox_t *box, int who)
                         h->id, who, (long long) h->dead_ms);
     atomic_fetch_add(&ls.dropped, 1);
     m->dead = true;
+    asm_reset(m);
     for (int i = 0; i < m->nlive; ++i) {
         reply(h, box, who, m->request[i], -ENOLCK);
     }
@@ -342,6 +409,8 @@ static void host_message(const frame_t *f, const unsigned char *body, size_t len
     }
     if (MCA_COMMON_SFIO_LOCKMSG_REQUEST == msg.type) {
         host_submit(h, box, f->from, msg.request, msg.ranges, msg.nranges);
+    } else if (MCA_COMMON_SFIO_LOCKMSG_PART == msg.type && KIND_LOCK == f->kind) {
+        host_part(h, box, f->from, &msg);
     } else if (MCA_COMMON_SFIO_LOCKMSG_RELEASE == msg.type) {
         host_release(h, box, f->from, msg.request, KIND_SYNC == f->kind);
     }
@@ -445,7 +514,7 @@ static void on_tick(int64_t now)
 
 size_t mca_common_sfio_locksvc_max_ranges(const mca_common_sfio_locksvc_t *svc)
 {
-    return svc->max_ranges;
+    return svc->list_max;
 }
 
 int mca_common_sfio_locksvc_host(const mca_common_sfio_locksvc_t *svc)
@@ -458,6 +527,19 @@ void mca_common_sfio_locksvc_stats(mca_common_sfio_locksvc_stats_t *stats_p)
     stats_p->requests = atomic_load(&ls.requests);
     stats_p->timeouts = atomic_load(&ls.timeouts);
     stats_p->dropped = atomic_load(&ls.dropped);
+}
+
+/* Encodes m behind the frame already in svc->buf and sends it. */
+static int send_one(mca_common_sfio_locksvc_t *svc, const mca_common_sfio_lockmsg_t *m)
+{
+    size_t len = 0;
+    const size_t head = sizeof(frame_t);
+    int rc = mca_common_sfio_lockmsg_encode(m, svc->buf + head, svc->bufcap - head, &len);
+    if (0 == rc) {
+        rc = mca_common_sfio_fabric_send(svc->host_peer, MCA_COMMON_SFIO_FABRIC_PROTO_LOCK,
+                                         svc->buf, head + len, svc->timeout_ms);
+    }
+    return rc;
 }
 
 /* Sends a REQUEST or RELEASE of svc's (or hands it to the queue when this
@@ -479,12 +561,20 @@ static int to_host(mca_common_sfio_locksvc_t *svc, const mca_common_sfio_lockmsg
         return 0;
     }
     frame_t f = { .service = svc->id, .kind = kind, .from = svc->rank, .nonce = svc->nonce };
-    size_t len = 0;
     memcpy(svc->buf, &f, sizeof(f));
-    int rc = mca_common_sfio_lockmsg_encode(m, svc->buf + sizeof(f), svc->bufcap - sizeof(f), &len);
-    if (0 == rc) {
-        rc = mca_common_sfio_fabric_send(svc->host_peer, MCA_COMMON_SFIO_FABRIC_PROTO_LOCK,
-                                               svc->buf, sizeof(f) + len, svc->timeout_ms);
+    if (MCA_COMMON_SFIO_LOCKMSG_REQUEST != m->type || m->nranges <= svc->max_ranges) {
+        return send_one(svc, m);
+    }
+    /* longer than one message: PARTs of at most max_ranges ranges */
+    int rc = 0;
+    for (size_t first = 0; 0 == rc && first < m->nranges; first += svc->max_ranges) {
+        size_t n = m->nranges - first < svc->max_ranges ? m->nranges - first : svc->max_ranges;
+        mca_common_sfio_lockmsg_t part = {
+            .type = MCA_COMMON_SFIO_LOCKMSG_PART, .client = m->client, .request = m->request,
+            .ranges = m->ranges + first, .nranges = n, .total = (uint32_t) m->nranges,
+            .first = (uint32_t) first,
+        };
+        rc = send_one(svc, &part);
     }
     return rc;
 }
@@ -542,8 +632,16 @@ int mca_common_sfio_locksvc_acquire(mca_common_sfio_locksvc_t *svc,
     if (0 == locks->count) {
         return 0;
     }
-    if (locks->count > svc->max_ranges) {
+    if (locks->count > svc->list_max || locks->count > UINT32_MAX) {
         return -EINVAL;
+    }
+    if (locks->count > svc->ranges_cap) {
+        void *p = realloc(svc->ranges, locks->count * sizeof(*svc->ranges));
+        if (NULL == p) {
+            return -ENOMEM;
+        }
+        svc->ranges = p;
+        svc->ranges_cap = locks->count;
     }
     for (size_t i = 0; i < locks->count; ++i) {
         uint64_t off = locks->ranges[i].offset, len = locks->ranges[i].length;
@@ -634,6 +732,9 @@ static void hosted_free(hosted_t *h)
     mca_common_sfio_lockq_grants_destroy(&h->grants);
     free(h->peer);
     free(h->nonce);
+    for (int r = 0; NULL != h->member && r < h->n; ++r) {
+        free(h->member[r].asm_ranges);
+    }
     free(h->member);
     free(h->ranges);
     free(h);
@@ -679,12 +780,13 @@ typedef struct {
 
 /* The host's table for n members; NULL without memory. */
 static hosted_t *hosted_new(const mca_common_sfio_locksvc_config_t *cfg, int n, int rank,
-                            size_t max_ranges, const member_msg_t *all, int *err_p)
+                            size_t max_ranges, size_t list_max, const member_msg_t *all,
+                            int *err_p)
 {
     hosted_t *h = calloc(1, sizeof(*h));
     mca_common_sfio_lockq_limits_t limits = {
         .max_clients = (size_t) n, .max_lists_per_client = LIVE_MAX,
-        .max_ranges_per_client = LIVE_MAX * max_ranges,
+        .max_ranges_per_client = LIVE_MAX * list_max,
     };
     *err_p = -ENOMEM;
     if (NULL == h) {
@@ -696,6 +798,7 @@ static hosted_t *hosted_new(const mca_common_sfio_locksvc_config_t *cfg, int n, 
     h->probe_ms = cfg->probe_ms > 0 ? cfg->probe_ms : 1;
     h->dead_ms = cfg->dead_ms > 0 ? cfg->dead_ms : 1;
     h->max_ranges = max_ranges;
+    h->list_max = list_max;
     h->peer = calloc((size_t) n, sizeof(*h->peer));
     h->nonce = calloc((size_t) n, sizeof(*h->nonce));
     h->member = calloc((size_t) n, sizeof(*h->member));
@@ -747,10 +850,11 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
         opal_output_verbose(1, mca_common_sfio_output, "sfio: coordination fabric: %s",
                             mca_common_sfio_fabric_describe());
     }
-    size_t max_ranges = 0;
+    size_t max_ranges = 0, list_max = 0;
     if (0 == err) {
         max_ranges = ranges_fitting(mca_common_sfio_fabric_msg_max());
         svc->ranges = calloc(max_ranges ? max_ranges : 1, sizeof(*svc->ranges));
+        svc->ranges_cap = NULL != svc->ranges && max_ranges ? max_ranges : 0;
         svc->bufcap = sizeof(frame_t) + mca_common_sfio_lockmsg_max_size(max_ranges);
         svc->buf = malloc(svc->bufcap);
         pthread_condattr_t ca;
@@ -780,6 +884,7 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
             err = -EIO;
         }
         max_ranges = (size_t) -neg;
+        list_max = cfg->list_max > max_ranges ? cfg->list_max : max_ranges;
         if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
             err = -EIO;
         }
@@ -812,7 +917,7 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
         int32_t err;
     } hmsg = { .addr = mine };
     if (rank == host && 0 == err) {
-        h = hosted_new(cfg, n, rank, max_ranges, all, &err);
+        h = hosted_new(cfg, n, rank, max_ranges, list_max, all, &err);
         if (NULL != h) {
             pthread_mutex_lock(&ls.lock);
             /* a random id, unique among this process's services */
@@ -847,6 +952,7 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
         svc->sync_after_ms = ((cfg->probe_ms > 0 ? cfg->probe_ms : 1) +
                               (cfg->dead_ms > 0 ? cfg->dead_ms : 1)) / 2;
         svc->max_ranges = max_ranges;
+        svc->list_max = list_max;
         svc->hosted = h;
         pthread_mutex_lock(&ls.lock);
         if (rank != host && NULL != client_find(svc->id)) {

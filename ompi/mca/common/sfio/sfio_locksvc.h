@@ -4,13 +4,15 @@
  * that rank's libfabric progress thread (sfio_fabric, protocol LOCK), so
  * a host busy outside MPI never stalls the others.
  *
- * A client sends its whole sorted lock list in one REQUEST and gets one
- * GRANT (or an ERROR); a RELEASE needs no answer, unless the hold lasted
+ * A client sends its whole sorted lock list in one REQUEST (a list too
+ * long for one message: in PARTs, assembled by the host before it joins
+ * the queue) and gets one GRANT (or an ERROR); a RELEASE needs no answer, unless the hold lasted
  * half the time the host takes to drop a silent holder: then the host
  * confirms it (GRANT) or says the list was taken away (ERROR -ENOLCK).
  * Messages (sfio_lockmsg behind a small frame naming the service and the
  * sender's rank):
- *   client -> host  REQUEST {client, request, ranges}, RELEASE {client, request}
+ *   client -> host  REQUEST {client, request, ranges}, RELEASE {client, request},
+ *                   PART {client, request, total, first, ranges}
  *   host -> client  GRANT {client, request}, ERROR {client, request, errno}
  *   host -> client  PING;  client -> host  PONG (the client's progress
  *                   thread answers: the process is alive)
@@ -65,6 +67,7 @@ typedef struct mca_common_sfio_locksvc_config_t {
     int64_t probe_ms;        /* a list waiting this long makes the host probe holders */
     int64_t dead_ms;         /* a probed holder silent this long is dropped */
     int host;                /* host rank, -1: placed over the nodes */
+    size_t list_max;         /* ranges of one list at most (0: one message's worth) */
 } mca_common_sfio_locksvc_config_t;
 
 typedef struct mca_common_sfio_locksvc_t mca_common_sfio_locksvc_t;

@@ -23,6 +23,7 @@ static size_t sieve_max_gap = 4096;
 static size_t sieve_max_window = 16 * 1024 * 1024;
 static size_t sieve_max_block = 1024 * 1024;
 static size_t lock_max_ranges = 1024;
+static size_t lock_service_max_ranges = 65536;
 static unsigned io_depth = 0;
 static size_t io_depth_min_segs = 64;
 static size_t private_cache = 64 * 1024 * 1024;
@@ -57,9 +58,15 @@ static const mca_common_sfio_param_t params[] = {
       "Pieces larger than this many bytes are read directly, never sieved" },
     { "lock_max_ranges", MCA_BASE_VAR_TYPE_SIZE_T, &lock_max_ranges,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-      "Largest number of byte ranges one atomic access locks in the lock modes; longer "
+      "Largest number of byte ranges one atomic access locks with fcntl locks; longer "
       "lock lists bridge their smallest gaps (still atomic, a little less concurrent), "
       "because fcntl lock tables get quadratically slow with thousands of ranges; 0: no bound" },
+    { "lock_service_max_ranges", MCA_BASE_VAR_TYPE_SIZE_T, &lock_service_max_ranges,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Largest number of byte ranges of one lock list taken by the list-lock service (a list "
+      "longer than one message travels in parts, assembled by the host); longer lists bridge "
+      "their smallest gaps.  The host holds up to 3 lists of this many ranges per rank "
+      "(24 bytes a range); give every rank the same value" },
     { "io_depth_min_pieces", MCA_BASE_VAR_TYPE_SIZE_T, &io_depth_min_segs,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
       "Accesses of fewer pieces than this are issued by the calling thread alone "
@@ -126,6 +133,7 @@ static int versioned_open(void)
         .max_block = sieve_max_block,
     };
     mca_common_sfio_lock_max_ranges = lock_max_ranges;
+    mca_common_sfio_lock_service_max_ranges = lock_service_max_ranges;
     mca_common_sfio_lock_backend = lock_backend;
     mca_common_sfio_lock_atomic_mode = mca_fbtl_versioned_atomic_mode;
     mca_common_sfio_lock_wait_ms = lock_wait_timeout > 0 ? lock_wait_timeout : 1;
