@@ -123,6 +123,10 @@ int mca_common_sfio_fabric_members(struct ompi_communicator_t *comm, int64_t *vo
         if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
             err = -EIO;
         }
+        if (0 == ompi_comm_rank(comm)) {
+            opal_output_verbose(10, mca_common_sfio_output,
+                                "sfio: fabric addresses of %d ranks exchanged: %d", n, err);
+        }
     }
     free(procs);
     free(all);
