@@ -667,9 +667,13 @@ int mca_common_sfio_fabric_learn(uint64_t proc, const void *name, size_t len, ui
         return -EINVAL;
     }
     pthread_mutex_lock(&fab.lock);
-    int rc = 1 == fab.state ? peer_locked(name, len, &peer) : -ENOTCONN;
-    if (0 == rc) {
-        rc = mca_common_sfio_peertab_put(&fab.procs, proc, peer);
+    int rc = 1 == fab.state ? 0 : -ENOTCONN;
+    /* a process known already keeps its handle: no search of the names */
+    if (0 == rc && !mca_common_sfio_peertab_find(&fab.procs, proc, &peer)) {
+        rc = peer_locked(name, len, &peer);
+        if (0 == rc) {
+            rc = mca_common_sfio_peertab_put(&fab.procs, proc, peer);
+        }
     }
     pthread_mutex_unlock(&fab.lock);
     if (0 == rc) {

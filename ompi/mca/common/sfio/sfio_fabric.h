@@ -94,8 +94,8 @@ int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p);
  * The table of processes met: proc is the caller's 64-bit name of a
  * process (its MPI job id and rank), unique in the job and among the jobs
  * it connects to.  _learn inserts the process's address (as _peer) and
- * remembers its handle under proc (a later _learn replaces it); 0,
- * -ENOMEM, -EIO, -ENOTCONN.  _known says whether every one of the n
+ * remembers its handle under proc (a process known already keeps the
+ * handle it has: its address is the same); 0, -ENOMEM, -EIO, -ENOTCONN.  _known says whether every one of the n
  * procs is in the table, with their handles in peers[] (n; partly
  * written when not).
  * Bounded by the processes this process has met over the fabric: the
