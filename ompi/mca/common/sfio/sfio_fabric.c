@@ -638,17 +638,6 @@ static int peer_locked(const void *name, size_t len, uint64_t *peer_p)
     return 0;
 }
 
-int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p)
-{
-    if (len > MCA_COMMON_SFIO_FABRIC_NAME_MAX) {
-        return -EINVAL;
-    }
-    pthread_mutex_lock(&fab.lock);
-    int rc = 1 == fab.state ? peer_locked(name, len, peer_p) : -ENOTCONN;
-    pthread_mutex_unlock(&fab.lock);
-    return rc;
-}
-
 bool mca_common_sfio_fabric_known(const uint64_t *procs, size_t n, uint64_t *peers)
 {
     bool all = true;
