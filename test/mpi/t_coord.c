@@ -13,6 +13,10 @@
  *                                          skipped where it cannot serve the
  *                                          ranks)
  *
+ * members (first, and by default): ofi services on overlapping groups of
+ * ranks, one where some rank has met every member and others have not
+ * (the agreement on known addresses, sfio_coord_join).
+ *
  * ofi:atomic and ofi:message force how the ofi backend moves its counters
  * (ofi alone: auto); forced atomic also checks that the fabric completed
  * atomics on every rank (message: none), and either prints the time of one
@@ -372,9 +376,82 @@ static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backe
     }
 }
 
+/* One ofi service on comm: every rank adds 1 once, and the count must be
+ * comm's size once every rank has added.  0, or the open's error (a
+ * failure only when must_open). */
+static int members_round(MPI_Comm comm, const char *what, int must_open)
+{
+    mca_common_sfio_coord_config_t cfg = { .backend = MCA_COMMON_SFIO_COORD_OFI,
+                                           .timeout_ms = 20000, .host = -1 };
+    mca_common_sfio_coord_t *c = NULL;
+    int64_t old = 0, total = 0;
+    int n = 0;
+    MPI_Comm_size(comm, &n);
+    int rc = mca_common_sfio_coord_open((struct ompi_communicator_t *) comm, &cfg, NSLOTS, 0, &c);
+    if (0 != rc) {
+        if (must_open) {
+            t_failf("%s: open: %s", what, strerror(-rc));
+        }
+        return rc;
+    }
+    if (opened(mca_common_sfio_coord_fetch_add(c, SLOT_COUNT, 1, &old), "fetch_add")) {
+        MPI_Barrier(comm);
+        if (opened(mca_common_sfio_coord_load(c, SLOT_COUNT, &total), "load") && total != n) {
+            t_failf("%s: count %lld after %d ranks added 1", what, (long long) total, n);
+        }
+    }
+    (void) opened(mca_common_sfio_coord_close(c), "close");
+    return 0;
+}
+
+/* Services on the ranks {0,1}, then {0,2}, then {0,1,2} twice: at the
+ * third, rank 0 has met every member while ranks 1 and 2 have not met
+ * each other, and the members' agreement must make all exchange; at the
+ * fourth, nobody does.  Runs before any other ofi service of the job
+ * (which would make every rank know every other). */
+static void test_members(void)
+{
+    static const struct {
+        int in[3];   /* the members: in[r] for ranks 0..2, the others never */
+        const char *what;
+    } step[] = {
+        { { 1, 1, 0 }, "ranks {0,1}" }, { { 1, 0, 1 }, "ranks {0,2}" },
+        { { 1, 1, 1 }, "ranks {0,1,2}, rank 0 knowing all" },
+        { { 1, 1, 1 }, "ranks {0,1,2} again" },
+    };
+    if (t_np < 3 || !t_begin("ofi.members_mixed")) {
+        if (0 == t_rank && t_np < 3) {
+            printf("# ofi.members_mixed: needs 3 ranks\n");
+        }
+        return;
+    }
+    for (size_t k = 0; k < sizeof(step) / sizeof(step[0]); ++k) {
+        MPI_Comm comm;
+        int in = t_rank < 3 && step[k].in[t_rank], rc = 0;
+        MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, t_rank, &comm);
+        if (in) {
+            rc = members_round(comm, step[k].what, k > 0);
+            MPI_Comm_free(&comm);
+        }
+        /* the first step tells whether the ranks have a fabric at all */
+        MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (0 == k && 0 != rc) {
+            if (0 == t_rank) {
+                printf("# ofi.members_mixed: ofi not available (%s)\n", strerror(-rc));
+            }
+            break;
+        }
+    }
+    t_end();
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "coord");
+    /* first: it needs ranks that have not met */
+    if (argc <= 1 || 0 == strcmp(argv[1], "members")) {
+        test_members();
+    }
     static const char *every[] = { "local", "shm", "ofi:atomic", "ofi:message", "rma" };
     int nwant = argc > 1 ? argc - 1 : (int) (sizeof(every) / sizeof(every[0]));
     for (int i = 0; i < nwant; ++i) {

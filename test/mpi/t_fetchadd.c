@@ -33,6 +33,11 @@
  *   fetchadd.reopen_loop   1000 open/close cycles (a write_shared every 100):
  *                          no hang, data right, no shared-memory segment of
  *                          this job left in /dev/shm
+ *   fetchadd.reopen_comms  50 open/close cycles (a write_shared each) on the
+ *                          world, on a dup of it and on a split of it (even
+ *                          and odd ranks, each its own file): every
+ *                          service after the first on the same ranks
+ *                          opens without exchanging addresses; data right
  *   fetchadd.busy_rank     the rank that holds the pointer (the file info's
  *                          "sfio_sharedfp_host", else rank 0, which
  *                          created the shared-memory page) sleeps 5 s
@@ -538,10 +543,11 @@ static void write_records(MPI_File fh, int n, int first_seq, int tag)
     }
 }
 
-/* Rank 0: path holds exactly per_rank records of every rank with tag. */
-static void check_records(const char *path, int per_rank, int tag)
+/* Rank 0: path holds exactly per_rank records with tag of every rank q
+ * with q % mod == color, none of the others. */
+static void check_records_of(const char *path, int per_rank, int tag, int mod, int color)
 {
-    long long sz, o;
+    long long sz, o, want = 0;
     unsigned char *f;
     int *cnt, q, s, r;
     if (t_rank != 0 || t_lfail) {
@@ -552,8 +558,11 @@ static void check_records(const char *path, int per_rank, int tag)
         return;
     }
     cnt = calloc((size_t)t_np, sizeof(int));
-    if (sz != (long long)t_np * per_rank * RS) {
-        t_failf("%s: size %lld, want %lld", path, sz, (long long)t_np * per_rank * RS);
+    for (q = 0; q < t_np; q++) {
+        want += q % mod == color ? per_rank : 0;
+    }
+    if (sz != want * RS) {
+        t_failf("%s: size %lld, want %lld", path, sz, want * RS);
     }
     for (o = 0; o + RS <= sz && !t_lfail; o += RS) {
         if (!rec_get(f + o, tag, &q, &s, &r)) {
@@ -563,12 +572,19 @@ static void check_records(const char *path, int per_rank, int tag)
         }
     }
     for (q = 0; q < t_np && !t_lfail; q++) {
-        if (cnt[q] != per_rank) {
-            t_failf("%s: rank %d has %d records, want %d", path, q, cnt[q], per_rank);
+        if (cnt[q] != (q % mod == color ? per_rank : 0)) {
+            t_failf("%s: rank %d has %d records, want %d", path, q, cnt[q],
+                    q % mod == color ? per_rank : 0);
         }
     }
     free(cnt);
     free(f);
+}
+
+/* Rank 0: path holds exactly per_rank records of every rank with tag. */
+static void check_records(const char *path, int per_rank, int tag)
+{
+    check_records_of(path, per_rank, tag, 1, 0);
 }
 
 static void test_same_basename(void)
@@ -696,6 +712,68 @@ static void test_reopen_loop(void)
         printf("# reopen_loop: %d opens in %.2f s\n", i, MPI_Wtime() - t0);
     }
     t_unlink(path);
+    t_end();
+}
+
+/* n open/close cycles on comm, a write_shared each after what the
+ * earlier cycles wrote; returns the time per cycle. */
+static double reopen_cycles(MPI_Comm comm, const char *path, int n, int tag)
+{
+    MPI_File fh;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n && !t_lfail; i++) {
+        if (!t_ok(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                                &fh), "open")) {
+            break;
+        }
+        t_ok(MPI_File_seek_shared(fh, 0, MPI_SEEK_END), "seek_shared END");
+        write_records(fh, 1, i, tag);
+        t_ok(MPI_File_close(&fh), "close");
+    }
+    return (MPI_Wtime() - t0) / n;
+}
+
+static void test_reopen_comms(void)
+{
+    enum { N = 50 };
+    char pw[1200], pd[1200], ps[2][1200];
+    MPI_Comm dup, split;
+    double tw, td, ts;
+    if (!t_begin("fetchadd.reopen_comms")) {
+        return;
+    }
+    t_fname(pw, sizeof(pw), "reopen_world");
+    t_fname(pd, sizeof(pd), "reopen_dup");
+    t_fname(ps[0], sizeof(ps[0]), "reopen_split0");
+    t_fname(ps[1], sizeof(ps[1]), "reopen_split1");
+    t_unlink(pw);
+    t_unlink(pd);
+    t_unlink(ps[0]);
+    t_unlink(ps[1]);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    /* even and odd ranks: across the nodes when ranks fill them in blocks */
+    MPI_Comm_split(MPI_COMM_WORLD, t_rank % 2, t_rank, &split);
+    tw = reopen_cycles(MPI_COMM_WORLD, pw, N, 74);
+    td = reopen_cycles(dup, pd, N, 75);
+    ts = reopen_cycles(split, ps[t_rank % 2], N, 76);
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_records(pw, N, 74);
+    check_records(pd, N, 75);
+    check_records_of(ps[0], N, 76, 2, 0);
+    if (t_np > 1) {
+        check_records_of(ps[1], N, 76, 2, 1);
+    }
+    if (t_rank == 0 && getenv("SFIO_TEST_VERBOSE") != NULL) {
+        printf("# reopen_comms: %.2f ms per cycle on the world, %.2f on a dup, %.2f on a split\n",
+               1e3 * tw, 1e3 * td, 1e3 * ts);
+    }
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&split);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t_unlink(pw);
+    t_unlink(pd);
+    t_unlink(ps[0]);
+    t_unlink(ps[1]);
     t_end();
 }
 
@@ -938,5 +1016,6 @@ int main(int argc, char **argv)
     test_busy_rank();
     test_host_stopped();
     test_reopen_loop();
+    test_reopen_comms();
     return t_finish();
 }

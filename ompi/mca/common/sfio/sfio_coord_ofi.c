@@ -59,11 +59,9 @@
 
 #include "sfio_coord.h"
 #include "sfio_coord_int.h"
-#include "sfio_coordplan.h"
 #include "sfio_fabric.h"
 #include "sfio_ompio.h"   /* mca_common_sfio_output */
 #include "sfio_pubq.h"
-#include "sfio_topo.h"
 
 enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_CAS, MSG_ORDERED, MSG_PUBLISH, MSG_REPLY };
 
@@ -635,63 +633,48 @@ static const mca_common_sfio_coord_ops_t ofi_ops = {
 /* open                                                                */
 /* ------------------------------------------------------------------ */
 
-typedef struct {
-    uint32_t len;
-    char name[MCA_COMMON_SFIO_FABRIC_NAME_MAX];
-} addr_msg_t;
-
-int mca_common_sfio_coord_place_host(struct ompi_communicator_t *comm, _Atomic uint64_t *opened,
-                                     uint64_t shift, int forced, int *host_p)
+/* The host's table of one service for n ranks, with their handles
+ * (taken: freed with it) and nslots counters; NULL without memory. */
+static hosted_t *hosted_new(int n, int rank, int nslots, uint64_t **peers_p)
 {
-    uint64_t seed = atomic_fetch_add(opened, 1) + shift;
-    const mca_common_sfio_place_topo_t *topo = NULL;
-    if (OMPI_SUCCESS != mca_common_sfio_coord_bcast(comm, &seed, sizeof(seed), 0)) {
-        return -EIO;
+    hosted_t *h = calloc(1, sizeof(*h) + (size_t) nslots * sizeof(h->slot[0]));
+    if (NULL == h) {
+        return NULL;
     }
-    if (OMPI_SUCCESS != mca_common_sfio_topo_get(comm, NULL, mca_common_sfio_output, &topo)) {
-        *host_p = forced >= 0 ? forced % ompi_comm_size(comm) : 0;
-        return 0;
+    h->n = n;
+    h->rank = rank;
+    h->nslots = nslots;
+    h->peer = *peers_p;
+    *peers_p = NULL;
+    h->part = calloc((size_t) n, sizeof(*h->part));
+    h->part_ticket = calloc((size_t) n, sizeof(*h->part_ticket));
+    h->pubq = calloc((size_t) nslots, sizeof(*h->pubq));
+    if (NULL == h->part || NULL == h->part_ticket || NULL == h->pubq) {
+        hosted_free(h);
+        return NULL;
     }
-    *host_p = mca_common_sfio_coordplan_host(topo->node, topo->n, topo->nnodes, seed, forced);
-    return *host_p < 0 ? -EINVAL : 0;
+    return h;
 }
 
 int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
                                    const mca_common_sfio_coord_config_t *cfg, int nslots,
                                    int local_err, mca_common_sfio_coord_t **coord_p)
 {
-    int n = ompi_comm_size(comm), rank = ompi_comm_rank(comm), host = 0;
-    bool started = false;
+    static _Atomic uint64_t opened;   /* this process's services (placement) */
+    int n = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     int err = local_err;
-    /* every rank may become the host: each allocates the gather's buffer
-     * before the failures are agreed on */
-    addr_msg_t mine = { 0 }, *all = calloc((size_t) n, sizeof(*all));
+    mca_common_sfio_coord_join_t j = { .opened = &opened, .shift = 0, .forced = cfg->host,
+                                       .nvotes = 1 };
+    /* every rank may become the host, which keeps every rank's handle */
+    j.peers = calloc((size_t) n, sizeof(*j.peers));
     coord_ofi_t *o = calloc(1, sizeof(*o));
     why[0] = '\0';
-    if (0 == err && (NULL == all || NULL == o)) {
+    if (0 == err && (NULL == j.peers || NULL == o)) {
         err = -ENOMEM;
     }
     if (0 == err) {
-        mca_common_sfio_fabric_handle(MCA_COMMON_SFIO_FABRIC_PROTO_COORD, on_message, NULL);
-        err = mca_common_sfio_fabric_start(cfg->provider, &started);
-        if (0 != err) {
-            snprintf(why, sizeof(why), "%s", mca_common_sfio_fabric_why());
-        }
-    }
-    if (started && 0 == rank) {
-        opal_output_verbose(1, mca_common_sfio_output, "sfio: coordination fabric: %s",
-                            mca_common_sfio_fabric_describe());
-    }
-    /* every rank has an endpoint, or nobody goes on */
-    if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
-        err = -EIO;
-    }
-    if (0 == err) {
-        static _Atomic uint64_t opened;   /* this process's services, counted by rank 0 */
-        err = mca_common_sfio_coord_place_host(comm, &opened, 0, cfg->host, &host);
-        if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
-            err = -EIO;
-        }
+        err = mca_common_sfio_coord_fabric(comm, cfg->provider, MCA_COMMON_SFIO_FABRIC_PROTO_COORD,
+                                           on_message, NULL, why, sizeof(why));
     }
     /* atomics when every rank's endpoint has them, and for auto only
      * native ones: a software provider's atomic is a message each way
@@ -699,63 +682,34 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
      * operations would become round trips to itself instead of CPU
      * atomics.  The host may still fail to register its counters: then
      * messages, unless forced. */
-    int atomic = 0;
     if (0 == err && MCA_COMMON_SFIO_COORD_COUNTERS_MESSAGE != cfg->counters) {
         bool native = false;
-        atomic = mca_common_sfio_fabric_atomics(&native) ? 1 : 0;
+        j.votes[0] = mca_common_sfio_fabric_atomics(&native) ? 1 : 0;
         if (MCA_COMMON_SFIO_COORD_COUNTERS_AUTO == cfg->counters && !native) {
-            atomic = 0;
-        }
-        if (0 != mca_common_sfio_coord_agree(comm, &atomic)) {
-            err = -EIO;
-        } else if (0 == atomic && MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC == cfg->counters) {
-            err = -ENOTSUP;
-            snprintf(why, sizeof(why), "counters forced to atomic, but the fabric (%s) of some "
-                     "rank offers no 64-bit atomics", mca_common_sfio_fabric_describe());
+            j.votes[0] = 0;
         }
     }
+    /* every rank has an endpoint and every rank's address, or nobody goes on */
+    err = mca_common_sfio_coord_join(comm, &j, err);
+    int atomic = (int) j.votes[0], host = j.host;
+    if (0 == err && 0 == atomic && MCA_COMMON_SFIO_COORD_COUNTERS_ATOMIC == cfg->counters) {
+        err = -ENOTSUP;
+        snprintf(why, sizeof(why), "counters forced to atomic, but the fabric (%s) of some "
+                 "rank offers no 64-bit atomics", mca_common_sfio_fabric_describe());
+    }
     if (0 != err) {
-        free(all);
+        free(j.peers);
         free(o);
         return err;
     }
 
-    /* addresses: every rank's to the host (replies), the host's to all */
-    size_t len = sizeof(mine.name);
+    /* the host's own handle too: its atomics go to itself */
+    o->host_peer = j.peers[host];
     hosted_t *h = NULL;
-    err = mca_common_sfio_fabric_name(mine.name, &len);
-    mine.len = (uint32_t) len;
-    int rc = comm->c_coll->coll_gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
-                                       host, comm, comm->c_coll->coll_gather_module);
-    if (OMPI_SUCCESS != rc && 0 == err) {
-        err = -EIO;
-    }
-    struct {
-        addr_msg_t addr;
-        uint32_t id;
-        int32_t err;
-        int32_t atomic;
-        uint64_t key, base;
-    } hmsg = { .addr = mine };
-    if (rank == host && 0 == err) {
-        h = calloc(1, sizeof(*h) + (size_t) nslots * sizeof(h->slot[0]));
+    mca_common_sfio_coord_hostmsg_t hmsg = { 0 };
+    if (rank == host) {
+        h = hosted_new(n, rank, nslots, &j.peers);
         err = NULL == h ? -ENOMEM : 0;
-        if (0 == err) {
-            h->n = n;
-            h->rank = rank;
-            h->nslots = nslots;
-            h->peer = calloc((size_t) n, sizeof(*h->peer));
-            h->part = calloc((size_t) n, sizeof(*h->part));
-            h->part_ticket = calloc((size_t) n, sizeof(*h->part_ticket));
-            h->pubq = calloc((size_t) nslots, sizeof(*h->pubq));
-            err = NULL == h->peer || NULL == h->part || NULL == h->part_ticket ||
-                          NULL == h->pubq
-                      ? -ENOMEM
-                      : 0;
-        }
-        for (int r = 0; r < n && 0 == err; ++r) {
-            err = mca_common_sfio_fabric_peer(all[r].name, all[r].len, &h->peer[r]);
-        }
         if (0 == err && atomic) {
             int mrc = mca_common_sfio_fabric_mr_reg((void *) h->slot,
                                                     (size_t) nslots * sizeof(h->slot[0]), &h->mr,
@@ -766,9 +720,9 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
                          "register them for remote atomics");
             }
             h->atomic = 0 == mrc;
-            hmsg.atomic = h->atomic;
-            hmsg.key = h->key;
-            hmsg.base = h->base;
+            hmsg.word[0] = h->atomic;
+            hmsg.word[1] = h->key;
+            hmsg.word[2] = h->base;
         }
         if (0 == err) {
             pthread_mutex_lock(&svc.lock);
@@ -781,16 +735,10 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
             hosted_free(h);
             h = NULL;
         }
-        hmsg.err = err;
     }
-    free(all);
-    rc = mca_common_sfio_coord_bcast(comm, &hmsg, (int) sizeof(hmsg), host);
-    if (0 == err) {
-        err = OMPI_SUCCESS != rc ? -EIO : hmsg.err;
-    }
-    if (0 == err && rank != host) {
-        err = mca_common_sfio_fabric_peer(hmsg.addr.name, hmsg.addr.len, &o->host_peer);
-    }
+    free(j.peers);
+    /* the service id and, with atomics, the host's region */
+    err = mca_common_sfio_coord_announce(comm, host, &hmsg, err);
     if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
         err = -EIO;
     }
@@ -807,12 +755,9 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
     o->id = hmsg.id;
     o->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 1;
     o->hosted = h;
-    o->atomic = 0 != hmsg.atomic;
-    o->key = hmsg.key;
-    o->base = hmsg.base;
-    if (NULL != h) {
-        o->host_peer = h->peer[rank];   /* atomics to itself */
-    }
+    o->atomic = 0 != hmsg.word[0];
+    o->key = hmsg.word[1];
+    o->base = hmsg.word[2];
     static _Atomic int said = -1;   /* the counters' way, said when it changes */
     if (0 == rank && atomic_exchange(&said, (int) o->atomic) != (int) o->atomic) {
         opal_output_verbose(1, mca_common_sfio_output, "sfio: coordination counters: %s",

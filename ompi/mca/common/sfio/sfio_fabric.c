@@ -22,6 +22,7 @@
 
 #include "sfio_coordplan.h"
 #include "sfio_fabric.h"
+#include "sfio_peertab.h"
 
 #define FABRIC_API FI_VERSION(1, 5)
 
@@ -149,6 +150,8 @@ static struct {
     size_t namelen;
     peer_t *peers;
     size_t npeers, peers_cap;
+    /* process -> address of the processes met (see _learn) */
+    mca_common_sfio_peertab_t procs;
 } fab = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 const char *mca_common_sfio_fabric_why(void)
@@ -313,6 +316,8 @@ static void teardown(void)
     fab.recv_bufs = NULL;
     fab.peers = NULL;
     fab.npeers = fab.peers_cap = 0;
+    /* the addresses die with the address vector */
+    mca_common_sfio_peertab_fini(&fab.procs);
     fab.atomics = false;
 }
 
@@ -604,21 +609,12 @@ int mca_common_sfio_fabric_name(void *name, size_t *len_p)
     return 0;
 }
 
-int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p)
+/* The handle of the peer at name, inserted once; fab.lock held, running. */
+static int peer_locked(const void *name, size_t len, uint64_t *peer_p)
 {
-    int rc = 0;
-    if (len > MCA_COMMON_SFIO_FABRIC_NAME_MAX) {
-        return -EINVAL;
-    }
-    pthread_mutex_lock(&fab.lock);
-    if (1 != fab.state) {
-        pthread_mutex_unlock(&fab.lock);
-        return -ENOTCONN;
-    }
     for (size_t i = 0; i < fab.npeers; ++i) {
         if (fab.peers[i].len == len && 0 == memcmp(fab.peers[i].name, name, len)) {
             *peer_p = (uint64_t) fab.peers[i].addr;
-            pthread_mutex_unlock(&fab.lock);
             return 0;
         }
     }
@@ -626,7 +622,6 @@ int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p)
         size_t cap = 0 == fab.peers_cap ? 16 : 2 * fab.peers_cap;
         peer_t *p = realloc(fab.peers, cap * sizeof(*p));
         if (NULL == p) {
-            pthread_mutex_unlock(&fab.lock);
             return -ENOMEM;
         }
         fab.peers = p;
@@ -634,14 +629,45 @@ int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p)
     }
     peer_t *p = &fab.peers[fab.npeers];
     if (1 != fi_av_insert(fab.av, name, 1, &p->addr, 0, NULL)) {
-        rc = -EIO;
-    } else {
-        p->len = len;
-        memcpy(p->name, name, len);
-        ++fab.npeers;
-        *peer_p = (uint64_t) p->addr;
+        return -EIO;
+    }
+    p->len = len;
+    memcpy(p->name, name, len);
+    ++fab.npeers;
+    *peer_p = (uint64_t) p->addr;
+    return 0;
+}
+
+bool mca_common_sfio_fabric_known(const uint64_t *procs, size_t n, uint64_t *peers)
+{
+    bool all = true;
+    pthread_mutex_lock(&fab.lock);
+    for (size_t i = 0; i < n && all; ++i) {
+        all = 1 == fab.state && mca_common_sfio_peertab_find(&fab.procs, procs[i], &peers[i]);
     }
     pthread_mutex_unlock(&fab.lock);
+    return all;
+}
+
+int mca_common_sfio_fabric_learn(uint64_t proc, const void *name, size_t len, uint64_t *peer_p)
+{
+    uint64_t peer = 0;
+    if (len > MCA_COMMON_SFIO_FABRIC_NAME_MAX) {
+        return -EINVAL;
+    }
+    pthread_mutex_lock(&fab.lock);
+    int rc = 1 == fab.state ? 0 : -ENOTCONN;
+    /* a process known already keeps its handle: no search of the names */
+    if (0 == rc && !mca_common_sfio_peertab_find(&fab.procs, proc, &peer)) {
+        rc = peer_locked(name, len, &peer);
+        if (0 == rc) {
+            rc = mca_common_sfio_peertab_put(&fab.procs, proc, peer);
+        }
+    }
+    pthread_mutex_unlock(&fab.lock);
+    if (0 == rc) {
+        *peer_p = peer;
+    }
     return rc;
 }
 

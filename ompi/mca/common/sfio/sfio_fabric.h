@@ -21,7 +21,10 @@
  * Every posted receive holds the largest message, so none is truncated.
  *
  * Peers are known by the opaque addresses of _name, exchanged by the
- * caller (over the file's communicator) and turned into handles by _peer.
+ * caller (over the file's communicator) and turned into handles by
+ * _learn, which remembers the handle of every process it learned (keyed
+ * by the caller's name of the process), so that a service whose
+ * processes are all known (_known) needs no exchange.
  */
 #ifndef MCA_COMMON_SFIO_FABRIC_H
 #define MCA_COMMON_SFIO_FABRIC_H
@@ -84,8 +87,23 @@ void mca_common_sfio_fabric_handle(mca_common_sfio_fabric_proto_t proto,
  * 0 when not started). */
 size_t mca_common_sfio_fabric_msg_max(void);
 
-/* Handle of the peer at the given address (inserted once per process). */
-int mca_common_sfio_fabric_peer(const void *name, size_t len, uint64_t *peer_p);
+/*
+ * The table of processes met: proc is the caller's 64-bit name of a
+ * process (its MPI job id and rank), unique in the job and among the jobs
+ * it connects to.  _learn inserts the process's address (once per
+ * address) and remembers its handle under proc (a process known already
+ * keeps the handle it has: its address is the same); 0, -ENOMEM, -EIO,
+ * -EINVAL (len), -ENOTCONN.  _known says whether every one of the n procs
+ * is in the table, with their handles in peers[] (n; partly written when
+ * not).
+ * Bounded by the processes this process has met over the fabric: the
+ * job's size, and with MPI_Comm_spawn or connect/accept also the
+ * processes of the jobs it connected to.  Cleared when the endpoint
+ * stops (its handles die with it); a process's address does not change
+ * while its endpoint runs, which is until its engine closes (MPI_Finalize).
+ */
+bool mca_common_sfio_fabric_known(const uint64_t *procs, size_t n, uint64_t *peers);
+int mca_common_sfio_fabric_learn(uint64_t proc, const void *name, size_t len, uint64_t *peer_p);
 
 /* Sends len <= msg_max() bytes of protocol proto; retries while the
  * provider is busy until timeout_ms (then -ETIMEDOUT); -EMSGSIZE, -ENOMEM,

@@ -17,13 +17,11 @@
 #include "opal/util/output.h"
 
 #include "sfio_coord_int.h"
-#include "sfio_coordplan.h"
 #include "sfio_fabric.h"
 #include "sfio_lockmsg.h"
 #include "sfio_lockq.h"
 #include "sfio_locksvc.h"
 #include "sfio_ompio.h"   /* mca_common_sfio_output */
-#include "sfio_topo.h"
 #include "sfio_util.h"
 
 /* What precedes every message of the protocol. */
@@ -772,16 +770,20 @@ static void unlist(hosted_t *h, mca_common_sfio_locksvc_t *svc)
 }
 
 
-typedef struct {
-    uint32_t len;
-    uint32_t nonce;
-    char name[MCA_COMMON_SFIO_FABRIC_NAME_MAX];
-} member_msg_t;
+/* Rank r's nonce in the open whose host drew seed: a new seed per open
+ * keeps another open's messages out. */
+static uint32_t nonce_of(uint64_t seed, int r)
+{
+    uint64_t z = seed + (uint64_t) (r + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    return (uint32_t) (z >> 32);
+}
 
-/* The host's table for n members; NULL without memory. */
+/* The host's table for n members with their handles and the nonces of
+ * seed; NULL without memory. */
 static hosted_t *hosted_new(const mca_common_sfio_locksvc_config_t *cfg, int n, int rank,
-                            size_t max_ranges, size_t list_max, const member_msg_t *all,
-                            int *err_p)
+                            size_t max_ranges, size_t list_max, const uint64_t *peers,
+                            uint64_t seed, int *err_p)
 {
     hosted_t *h = calloc(1, sizeof(*h));
     mca_common_sfio_lockq_limits_t limits = {
@@ -809,18 +811,12 @@ static hosted_t *hosted_new(const mca_common_sfio_locksvc_config_t *cfg, int n, 
         return NULL;
     }
     int64_t now = now_ms();
-    *err_p = 0;
-    for (int r = 0; r < n && 0 == *err_p; ++r) {
-        h->nonce[r] = all[r].nonce;
+    memcpy(h->peer, peers, (size_t) n * sizeof(*h->peer));
+    for (int r = 0; r < n; ++r) {
+        h->nonce[r] = nonce_of(seed, r);
         h->member[r].last_heard = now;
-        if (r != rank) {
-            *err_p = mca_common_sfio_fabric_peer(all[r].name, all[r].len, &h->peer[r]);
-        }
     }
-    if (0 != *err_p) {
-        hosted_free(h);
-        return NULL;
-    }
+    *err_p = 0;
     return h;
 }
 
@@ -828,27 +824,24 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
                                  const mca_common_sfio_locksvc_config_t *cfg, int local_err,
                                  mca_common_sfio_locksvc_t **svc_p)
 {
-    int n = ompi_comm_size(comm), rank = ompi_comm_rank(comm), host = 0;
+    /* one node on from where the coordination counters of the same
+     * serial go */
+    static _Atomic uint64_t opened;
+    int n = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     int err = local_err;
-    bool started = false;
-    member_msg_t mine = { 0 }, *all = calloc((size_t) n, sizeof(*all));
+    mca_common_sfio_coord_join_t j = { .opened = &opened, .shift = 1, .forced = cfg->host,
+                                       .nvotes = 1 };
+    j.peers = calloc((size_t) n, sizeof(*j.peers));
     mca_common_sfio_locksvc_t *svc = calloc(1, sizeof(*svc));
     hosted_t *h = NULL;
 
     why[0] = '\0';
-    if (0 == err && (NULL == all || NULL == svc)) {
+    if (0 == err && (NULL == j.peers || NULL == svc)) {
         err = -ENOMEM;
     }
     if (0 == err) {
-        mca_common_sfio_fabric_handle(MCA_COMMON_SFIO_FABRIC_PROTO_LOCK, on_message, on_tick);
-        err = mca_common_sfio_fabric_start(cfg->provider, &started);
-        if (0 != err) {
-            snprintf(why, sizeof(why), "%s", mca_common_sfio_fabric_why());
-        }
-    }
-    if (started && 0 == rank) {
-        opal_output_verbose(1, mca_common_sfio_output, "sfio: coordination fabric: %s",
-                            mca_common_sfio_fabric_describe());
+        err = mca_common_sfio_coord_fabric(comm, cfg->provider, MCA_COMMON_SFIO_FABRIC_PROTO_LOCK,
+                                           on_message, on_tick, why, sizeof(why));
     }
     size_t max_ranges = 0, list_max = 0;
     if (0 == err) {
@@ -869,28 +862,14 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
             err = -ENOMEM;
         }
     }
-    /* every rank has an endpoint, or nobody goes on; the smallest
-     * message bound holds for all */
-    if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
-        err = -EIO;
-    }
-    if (0 == err) {
-        int neg = -(int) max_ranges;
-        /* one node on from where the coordination counters of the same
-         * serial go */
-        static _Atomic uint64_t opened;
-        err = mca_common_sfio_coord_place_host(comm, &opened, 1, cfg->host, &host);
-        if (0 != mca_common_sfio_coord_agree(comm, &neg) && 0 == err) {
-            err = -EIO;
-        }
-        max_ranges = (size_t) -neg;
-        list_max = cfg->list_max > max_ranges ? cfg->list_max : max_ranges;
-        if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
-            err = -EIO;
-        }
-    }
+    /* every rank has an endpoint and every rank's address, or nobody goes
+     * on; the smallest message bound holds for all */
+    j.votes[0] = (int64_t) max_ranges;
+    err = mca_common_sfio_coord_join(comm, &j, err);
+    max_ranges = (size_t) j.votes[0];
+    list_max = cfg->list_max > max_ranges ? cfg->list_max : max_ranges;
     if (0 != err) {
-        free(all);
+        free(j.peers);
         if (NULL != svc && NULL != svc->buf) {
             svc_free(svc);
         } else if (NULL != svc) {
@@ -900,24 +879,12 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
         return err;
     }
 
-    /* every rank's address and nonce to the host, the host's address and
-     * the service id to all */
-    size_t len = sizeof(mine.name);
-    err = mca_common_sfio_fabric_name(mine.name, &len);
-    mine.len = (uint32_t) len;
-    mine.nonce = (uint32_t) mca_common_sfio_random64();
-    int rc = comm->c_coll->coll_gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
-                                       host, comm, comm->c_coll->coll_gather_module);
-    if (OMPI_SUCCESS != rc && 0 == err) {
-        err = -EIO;
-    }
-    struct {
-        member_msg_t addr;
-        uint32_t id;
-        int32_t err;
-    } hmsg = { .addr = mine };
-    if (rank == host && 0 == err) {
-        h = hosted_new(cfg, n, rank, max_ranges, list_max, all, &err);
+    /* the host draws the service id and the seed of every rank's nonce */
+    int host = j.host;
+    mca_common_sfio_coord_hostmsg_t hmsg = { 0 };
+    if (rank == host) {
+        uint64_t seed = mca_common_sfio_random64();
+        h = hosted_new(cfg, n, rank, max_ranges, list_max, j.peers, seed, &err);
         if (NULL != h) {
             pthread_mutex_lock(&ls.lock);
             /* a random id, unique among this process's services */
@@ -929,21 +896,16 @@ int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
             ls.hosted = h;
             pthread_mutex_unlock(&ls.lock);
             hmsg.id = h->id;
+            hmsg.word[0] = seed;
         }
-        hmsg.err = err;
     }
-    free(all);
-    rc = mca_common_sfio_coord_bcast(comm, &hmsg, (int) sizeof(hmsg), host);
-    if (0 == err) {
-        err = OMPI_SUCCESS != rc ? -EIO : hmsg.err;
-    }
-    if (0 == err && rank != host) {
-        err = mca_common_sfio_fabric_peer(hmsg.addr.name, hmsg.addr.len, &svc->host_peer);
-    }
+    svc->host_peer = j.peers[host];
+    free(j.peers);
+    err = mca_common_sfio_coord_announce(comm, host, &hmsg, err);
     if (0 == err) {
         svc->comm = comm;
         svc->id = hmsg.id;
-        svc->nonce = mine.nonce;
+        svc->nonce = nonce_of(hmsg.word[0], rank);
         svc->rank = rank;
         svc->host = host;
         svc->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 1;

@@ -18,7 +18,8 @@
  *                   thread answers: the process is alive)
  *
  * Who the client is: the service numbers its members by their rank in the
- * file's communicator and gives each a random nonce at open; a message is
+ * file's communicator and gives each a nonce at open (from a random seed
+ * the host draws per open and broadcasts); a message is
  * served only when its frame's rank, the lock message's client and the
  * nonce in the request id agree with that table, and only for members not
  * dropped (without FI_SOURCE the endpoint does not say who sent a
@@ -73,8 +74,9 @@ typedef struct mca_common_sfio_locksvc_config_t {
 typedef struct mca_common_sfio_locksvc_t mca_common_sfio_locksvc_t;
 
 /* Collective over comm: starts the fabric (once per process), places the
- * host, exchanges addresses and nonces.  local_err: a negative errno this
- * rank already has (the collective still completes and fails everywhere).
+ * host, learns the addresses it lacks (sfio_coord_join), gives every rank
+ * its nonce.  local_err: a negative errno this rank already has (the
+ * collective still completes and fails everywhere).
  * Returns the same everywhere: 0, or a negative errno with this rank's
  * reason in mca_common_sfio_locksvc_why(). */
 SFIO_EXPORT int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
