@@ -29,12 +29,28 @@ static int coll_allreduce_max_int(void *ctx, int *value)
                                         comm->c_coll->coll_allreduce_module);
 }
 
+static int coll_allgather(void *ctx, const void *send, void *recv, int bytes)
+{
+    ompi_communicator_t *comm = ctx;
+    return comm->c_coll->coll_allgather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, comm,
+                                        comm->c_coll->coll_allgather_module);
+}
+
+static int coll_allgatherv(void *ctx, const void *send, int bytes, void *recv, const int *counts,
+                           const int *displs)
+{
+    ompi_communicator_t *comm = ctx;
+    return comm->c_coll->coll_allgatherv(send, bytes, MPI_BYTE, recv, counts, displs, MPI_BYTE,
+                                         comm, comm->c_coll->coll_allgatherv_module);
+}
+
 static mca_common_sfio_coll_t coll_of(ompio_file_t *fh)
 {
     return (mca_common_sfio_coll_t) {
         .ctx = fh->f_comm, .rank = fh->f_rank, .size = fh->f_size,
         .barrier = coll_barrier, .bcast = coll_bcast,
         .allreduce_max_int = coll_allreduce_max_int,
+        .allgather = coll_allgather, .allgatherv = coll_allgatherv,
     };
 }
 /* ------------------------------------------------------------------ */
@@ -287,11 +303,12 @@ static void report_stats(ompio_file_t *fh, const mca_common_sfio_vstore_stats_t 
     opal_output_verbose(1, mca_common_sfio_output,
                         "sfio: rank %d %s: in place %" PRIu64 " B (fresh %" PRIu64 " B), versioned %" PRIu64
                         " B (deferred private %" PRIu64 " B) in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
-                        " B (%" PRIu64 " B from memory) in %" PRIu64 " folds (%" PRIu64 " by owner), waits %" PRIu64
+                        " B (%" PRIu64 " B from memory) in %" PRIu64 " folds (%" PRIu64 " by owner, %" PRIu64
+                        " with records gathered), waits %" PRIu64
                         ", skipped dead versions %" PRIu64 ", fold windows split (another open) %" PRIu64,
                         fh->f_rank, fh->f_filename ? fh->f_filename : "", st.bytes_in_place,
                         st.bytes_fresh, st.bytes_versioned, st.bytes_deferred, st.versions, st.bytes_overlaid,
-                        st.bytes_folded, st.bytes_fold_cached, st.folds, st.folds_by_owner,
+                        st.bytes_folded, st.bytes_fold_cached, st.folds, st.folds_by_owner, st.folds_gathered,
                         st.publish_waits, st.aborted_versions, st.fold_windows_split);
     if (st.compactions > 0) {
         opal_output_verbose(1, mca_common_sfio_output,

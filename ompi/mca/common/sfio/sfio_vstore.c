@@ -330,7 +330,7 @@ static void read_all_records(mca_common_sfio_vstore_t *s, rec_read_t *q, int n)
     atomic_init(&w.next, 0);
     pthread_t tid[CATCH_UP_READERS - 1];
     int helpers = 0;
-    if (s->shared->read_records_in_parallel) {
+    if (s->shared->records_remote) {
         int want = (n < CATCH_UP_READERS ? n : CATCH_UP_READERS) - 1;
         while (helpers < want && 0 == pthread_create(&tid[helpers], NULL, read_records_worker, &w)) {
             helpers++;   /* none started: this thread reads them all */
@@ -350,12 +350,20 @@ static void read_all_records(mca_common_sfio_vstore_t *s, rec_read_t *q, int n)
 /* Brings the index to the newest published version.  Caller holds lock. */
 int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
 {
+    return sfio_vstore_catch_up_with(s, NULL, NULL, NULL);
+}
+
+int sfio_vstore_catch_up_with(mca_common_sfio_vstore_t *s, const sfio_vshared_marks_t *known,
+                              char *const *gathered, const uint64_t *gathered_len)
+{
     if (!s->coord) {
         return 0;   /* not attached: no version of the group exists yet */
     }
     sfio_vshared_marks_t m;
-    int rc = s->shared->marks(s, &m);
-    if (0 != rc) {
+    int rc = 0;
+    if (NULL != known) {
+        m = *known;
+    } else if (0 != (rc = s->shared->marks(s, &m))) {
         return rc;
     }
     if (m.compactions != s->seen_compactions) {
@@ -390,10 +398,22 @@ int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s)
     for (int r = 0; r < s->nranks; ++r) {
         q[r] = (rec_read_t) { .s = s, .rank = r, .cursor = cursor[r] };
     }
-    read_all_records(s, q, s->nranks);
+    if (NULL == gathered) {
+        read_all_records(s, q, s->nranks);
+    }
+    for (int r = 0; NULL != gathered && r < s->nranks; ++r) {
+        /* all of rank r's records since its file was emptied: from the
+         * cursor on, every one whole */
+        if (cursor[r] > gathered_len[r]) {
+            q[r].rc = -EIO;
+        } else {
+            q[r].len = (size_t) (gathered_len[r] - cursor[r]);
+            q[r].exact = true;
+        }
+    }
     for (int r = 0; r < s->nranks && 0 == rc; ++r) {
         rc = q[r].rc;
-        const char *data = q[r].buf;
+        const char *data = NULL != gathered ? gathered[r] + cursor[r] : q[r].buf;
         size_t len = q[r].len, pos = 0;
         while (0 == rc && pos < len) {
             mca_common_sfio_record_t rec;

@@ -42,6 +42,7 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t bytes_folded;      /* bytes this rank wrote back at folds */
     uint64_t bytes_fold_cached; /* ... of which came from its log's copy in memory */
     uint64_t folds_by_owner;    /* folds where each rank wrote back the pieces it won */
+    uint64_t folds_gathered;    /* folds that gathered the ranks' records over the group */
     uint64_t publish_waits;     /* publishes that had to wait for lower versions */
     uint64_t aborted_versions;  /* versions of dead writers this rank skipped */
     uint64_t fold_windows_split;   /* fold windows with holes written piece by piece, another
@@ -81,6 +82,11 @@ typedef struct mca_common_sfio_coll_t {
     int (*barrier)(void *ctx);
     int (*bcast)(void *ctx, void *buf, int bytes, int root);
     int (*allreduce_max_int)(void *ctx, int *value);
+    /* every rank's bytes bytes, in rank order, into recv */
+    int (*allgather)(void *ctx, const void *send, void *recv, int bytes);
+    /* rank r's counts[r] bytes at recv + displs[r] */
+    int (*allgatherv)(void *ctx, const void *send, int bytes, void *recv, const int *counts,
+                      const int *displs);
 } mca_common_sfio_coll_t;
 
 /* Collective.  Prepares the store of the file at path (opened as flat_fd

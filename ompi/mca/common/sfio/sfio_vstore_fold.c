@@ -419,6 +419,117 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* the records at a fold: gathered over the group                      */
+/* ------------------------------------------------------------------ */
+
+/* Where other ranks' record files are read over the network, a fold (every
+ * rank in the collective, every record written) gathers the records with
+ * one allgatherv instead: no rank opens n-1 files.  A rank's gather buffer
+ * is kept between folds and never exceeds this; past it, or where a rank
+ * could not grow its buffer, every rank reads the files as between folds. */
+#define FOLD_GATHER_MAX ((uint64_t) 16 << 20)
+#define FOLD_GATHER_MIN ((uint64_t) 256 << 10)
+
+/* This rank's records, [0, rec_tail): only whole ones (a failed append
+ * never moves rec_tail).  NULL when there are none or too many to gather. */
+static int read_own_records(mca_common_sfio_vstore_t *s, char **buf_p)
+{
+    *buf_p = NULL;
+    if (0 == s->rec_tail || s->rec_fd < 0 || s->rec_tail > FOLD_GATHER_MAX) {
+        return 0;
+    }
+    char *buf = malloc((size_t) s->rec_tail);
+    if (!buf) {
+        return 0;   /* this rank's facts will say it cannot take part */
+    }
+    ssize_t got = mca_common_sfio_posix_pread_full(s->rec_fd, buf, (size_t) s->rec_tail, 0);
+    if (got != (ssize_t) s->rec_tail) {
+        free(buf);
+        return got < 0 ? (int) got : -EIO;
+    }
+    *buf_p = buf;
+    return 0;
+}
+
+/* One allgather of the ranks' facts, in place of the fold's first
+ * agreement: the verdict (the worst errno wins), and whether the records
+ * fit everybody's gather buffer (then *gather_p).  Each rank grows its
+ * buffer beforehand to a guess of the group's records: at least
+ * FOLD_GATHER_MIN, the last fold's total, twice its own times the ranks,
+ * at most FOLD_GATHER_MAX.  A rank that cannot, or could not read its own
+ * records (have_mine false), says so and nobody gathers. */
+static int gather_facts(mca_common_sfio_vstore_t *s, int rc, bool have_mine, bool *gather_p)
+{
+    const mca_common_sfio_coll_t *c = &s->coll;
+    uint64_t mine = 0 == rc && s->coord ? s->rec_tail : 0;
+    uint64_t want = 2 * mine * (uint64_t) s->nranks;
+    want = want > s->recgather_last ? want : s->recgather_last;
+    want = want > FOLD_GATHER_MIN ? want : FOLD_GATHER_MIN;
+    want = want > FOLD_GATHER_MAX ? FOLD_GATHER_MAX : want;
+    if (want > s->recgather_cap) {
+        char *b = realloc(s->recgather, (size_t) want);
+        if (b) {
+            s->recgather = b;
+            s->recgather_cap = (size_t) want;
+        }
+    }
+    sfio_fold_facts_t me = {
+        .err = rc, .rec_bytes = mine,
+        .capacity = mine > 0 && !have_mine ? 0 : s->recgather_cap,
+    };
+    if (0 != c->allgather(c->ctx, &me, s->fold_facts, (int) sizeof(me))) {
+        return -EIO;
+    }
+    uint64_t total = 0, room = UINT64_MAX;
+    rc = 0;
+    for (int r = 0; r < s->nranks; ++r) {
+        const sfio_fold_facts_t *f = &s->fold_facts[r];
+        if (f->err < rc) {
+            rc = (int) f->err;
+        }
+        total += f->rec_bytes;
+        room = f->capacity < room ? f->capacity : room;
+    }
+    *gather_p = 0 == rc && total > 0 && total <= room && total <= FOLD_GATHER_MAX;
+    s->recgather_last = total;
+    return rc;
+}
+
+/* The allgatherv of the records (*gather_p said so), then the catch-up
+ * from them. */
+static int catch_up_gathered(mca_common_sfio_vstore_t *s, const sfio_vshared_marks_t *m,
+                             char *mine)
+{
+    const mca_common_sfio_coll_t *c = &s->coll;
+    char **at = malloc((size_t) s->nranks * sizeof(*at));
+    uint64_t *len = malloc((size_t) s->nranks * sizeof(*len));
+    int off = 0;
+    for (int r = 0; r < s->nranks; ++r) {
+        s->fold_counts[r] = (int) s->fold_facts[r].rec_bytes;
+        s->fold_displs[r] = off;
+        off += s->fold_counts[r];
+    }
+    /* every rank takes part even without memory for its pointers */
+    int rc = c->allgatherv(c->ctx, mine, s->fold_counts[s->rank], s->recgather, s->fold_counts,
+                           s->fold_displs);
+    if (0 != rc) {
+        rc = -EIO;
+    } else if (!at || !len) {
+        rc = -ENOMEM;
+    } else {
+        for (int r = 0; r < s->nranks; ++r) {
+            at[r] = s->recgather + s->fold_displs[r];
+            len[r] = s->fold_facts[r].rec_bytes;
+        }
+        rc = sfio_vstore_catch_up_with(s, m, at, len);
+        s->stats.folds_gathered++;
+    }
+    free(at);
+    free(len);
+    return rc;
+}
+
 int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool synced)
 {
     return sfio_vstore_fold_at(s, durable, synced, false);
@@ -442,12 +553,19 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
     rc = s->coord ? 0 : sfio_vstore_attach(s, false);
     rc = -ENOENT == rc ? 0 : rc;
     sfio_vshared_marks_t m = { 0 };
+    char *mine = NULL;
     if (0 == rc && s->coord) {
         s->fresh_floor = UINT64_MAX;   /* until this collective point completes */
         rc = s->shared->marks(s, &m);
+        if (0 == rc && s->shared->records_remote) {
+            rc = read_own_records(s, &mine);
+        }
     }
-    rc = sfio_vstore_agree(c, rc);
+    bool gather = false;
+    rc = s->shared->records_remote ? gather_facts(s, rc, NULL != mine, &gather)
+                                   : sfio_vstore_agree(c, rc);
     if (0 != rc || !s->coord) {
+        free(mine);
         pthread_mutex_unlock(&s->lock);
         if (0 != rc || !durable) {
             return rc;
@@ -456,6 +574,7 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
     }
     uint64_t P = m.published, F = m.folded;
     if (P == F) {
+        free(mine);
         sfio_vstore_refresh_fresh_floor(s);
         pthread_mutex_unlock(&s->lock);
         if (!durable) {
@@ -464,7 +583,8 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
         rc = 0 != fsync(s->flat_fd) ? -errno : 0;
         return sfio_vstore_agree(c, rc);
     }
-    rc = sfio_vstore_catch_up(s);
+    rc = gather ? catch_up_gathered(s, &m, mine) : sfio_vstore_catch_up_with(s, &m, NULL, NULL);
+    free(mine);
     if (0 == rc) {
         if (fold_by_owner(s)) {
             rc = fold_owner(s);

@@ -163,6 +163,15 @@ typedef sfio_coord_t coord_t;
  * table per place, so the data path, the fold and compaction read the
  * same whichever it is.  Every operation returns 0 or a negative errno
  * (the mapped page never fails; the service may time out). */
+/* What each rank brings to a fold (gathered from all): its verdict so far
+ * (0 or a negative errno), the bytes of records its record file holds
+ * since it was last emptied, and the bytes its gather buffer can take. */
+typedef struct sfio_fold_facts_t {
+    int64_t err;
+    uint64_t rec_bytes;
+    uint64_t capacity;
+} sfio_fold_facts_t;
+
 typedef struct sfio_vshared_marks_t {
     uint64_t published;      /* every version <= this is published */
     uint64_t folded;         /* every version <= this is in the flat file */
@@ -177,8 +186,10 @@ typedef struct sfio_vshared_ops_t {
      * one, could not be written must not be published. */
     bool publish_needs_record;
     /* Other ranks' record files are read over the network (each open, size
-     * and read a round trip): a catch-up reads several at once. */
-    bool read_records_in_parallel;
+     * and read a round trip): a catch-up reads several at once, and a fold
+     * (a collective point) gathers every rank's records over the group
+     * instead. */
+    bool records_remote;
     /* this rank starts (attach) and stops (close) using the store */
     int (*join)(mca_common_sfio_vstore_t *s);
     int (*leave)(mca_common_sfio_vstore_t *s);
@@ -242,6 +253,14 @@ struct mca_common_sfio_vstore_t {
     char *logcopy;
     uint64_t logcopy_base, logcopy_len, logcopy_cap;
     uint64_t *rec_cursor;        /* per rank: bytes of rec.<r> applied */
+    /* a fold's gather of the ranks' records (records_remote): per rank
+     * facts and allgatherv counts (allocated at open), and the receive
+     * buffer kept between folds */
+    struct sfio_fold_facts_t *fold_facts;
+    int *fold_counts, *fold_displs;
+    char *recgather;
+    size_t recgather_cap;
+    uint64_t recgather_last;     /* the last fold's records, all ranks */
     uint64_t seen;               /* index holds every version <= seen */
     uint64_t max_end;            /* end of the furthest indexed byte */
     uint64_t min_start;          /* start of the first indexed byte (UINT64_MAX: none) */
@@ -324,6 +343,13 @@ void sfio_vstore_refresh_fresh_floor(mca_common_sfio_vstore_t *s);
 
 /* Brings the index to the newest published version.  Caller holds lock. */
 int sfio_vstore_catch_up(mca_common_sfio_vstore_t *s);
+
+/* The same with the marks already known (NULL: asks the shared state)
+ * and, when gathered is not NULL, rank r's records taken from gathered[r]
+ * [0, gathered_len[r]) (all its record file holds since it was last
+ * emptied, as a fold gathers them) instead of from its file. */
+int sfio_vstore_catch_up_with(mca_common_sfio_vstore_t *s, const sfio_vshared_marks_t *known,
+                              char *const *gathered, const uint64_t *gathered_len);
 
 /* Empties the index; every rank's cursor goes to its first unfolded
  * record (as of s->seen_compactions), the index holds versions <= folded

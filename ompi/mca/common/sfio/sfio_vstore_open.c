@@ -148,6 +148,10 @@ static void store_free(mca_common_sfio_vstore_t *s)
     pthread_mutex_destroy(&s->lock);
     free(s->log_fds);
     free(s->rec_cursor);
+    free(s->fold_facts);
+    free(s->fold_counts);
+    free(s->fold_displs);
+    free(s->recgather);
     free(s->recbuf);
     free(s->dir);
     free(s);
@@ -198,10 +202,14 @@ int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int fla
         mca_common_sfio_vindex_init(&s->index, NULL);
         s->log_fds = malloc((size_t) coll->size * sizeof(int));
         s->rec_cursor = calloc((size_t) coll->size, sizeof(uint64_t));
+        s->fold_facts = calloc((size_t) coll->size, sizeof(*s->fold_facts));
+        s->fold_counts = calloc((size_t) coll->size, sizeof(int));
+        s->fold_displs = calloc((size_t) coll->size, sizeof(int));
         for (int r = 0; s->log_fds && r < coll->size; ++r) {
             s->log_fds[r] = -1;   /* store_free closes what is >= 0 */
         }
-        if (!s->log_fds || !s->rec_cursor) {
+        if (!s->log_fds || !s->rec_cursor || !s->fold_facts || !s->fold_counts ||
+            !s->fold_displs) {
             rc = -ENOMEM;
         }
         if ((unsigned) coll->size > MCA_COMMON_SFIO_VINDEX_MAX_RANKS) {
