@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sfio_locks.h"
 #include "sfio_locksvc.h"
 
 static int rank, size;
@@ -79,6 +80,7 @@ static mca_common_sfio_locksvc_t *open_svc_max(int64_t timeout_ms, int64_t probe
     mca_common_sfio_locksvc_config_t cfg = {
         .provider = NULL, .timeout_ms = timeout_ms, .probe_ms = probe_ms, .dead_ms = dead_ms,
         .host = -1, .list_max = list_max,
+        .max_overtakes = mca_common_sfio_lock_service_max_overtakes,   /* the default */
     };
     mca_common_sfio_locksvc_t *svc = NULL;
     int rc = mca_common_sfio_locksvc_open((struct ompi_communicator_t *) MPI_COMM_WORLD, &cfg, 0,

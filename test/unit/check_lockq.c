@@ -5,8 +5,10 @@
  * random overlapping lists, releasing and dying in random order) compared
  * after every event with a brute-force model:
  *   the queue in arrival order; after each event, grant in order every
- *   queued list that conflicts with no held list and no earlier list
- *   still queued.
+ *   queued list that conflicts with no held list and with no earlier list
+ *   still queued that has been overtaken max_overtakes times (0: strict
+ *   FIFO), counting one overtaking for each earlier queued list it
+ *   conflicts with.
  * After every event: the grants equal the model's exactly (same lists,
  * same order), the queue's invariants hold (verify), and a byte map of
  * the held lists shows no byte held exclusive together with any other
@@ -175,6 +177,81 @@ START_TEST(fifo_behind_queued_writer)
     mca_common_sfio_lockq_stats_t st;
     mca_common_sfio_lockq_stats(q, &st);
     ck_assert_uint_eq(st.held + st.queued + st.ranges + st.clients, 0);
+    mca_common_sfio_lockq_destroy(q);
+    mca_common_sfio_lockq_grants_destroy(&g);
+}
+END_TEST
+
+/* Eight tiles in a row, each overlapping its neighbours, asked for in
+ * order: strict FIFO grants them one after another; with one overtaking
+ * allowed the even tiles go at once and the odd ones when both
+ * neighbours are done. */
+START_TEST(row_of_tiles)
+{
+    enum { TILES = 8 };
+    for (size_t k = 0; k <= 1; ++k) {
+        mca_common_sfio_lockq_limits_t lim = roomy;
+        lim.max_overtakes = k;
+        lockq_t *q = new_queue(&lim);
+        grants_t g;
+        mca_common_sfio_lockq_grants_init(&g);
+        size_t held_at_once = 0;
+        for (uint64_t t = 0; t < TILES; ++t) {
+            range_t r[2] = { { t * 100, 60, EX }, { 10000 + t * 100, 110, EX } };
+            ck_assert_int_eq(0, submit(q, t, 1, r, 2, &g));
+        }
+        held_at_once = g.count;
+        for (size_t i = 0; i < g.count; ++i) ck_assert_uint_eq(g.grants[i].client % 2, 0);
+        g.count = 0;
+        ck_assert_uint_eq(held_at_once, 0 == k ? 1 : TILES / 2);
+        size_t rounds = 1;
+        while (held_at_once < TILES) {
+            /* the lists held now all finish; count what that grants */
+            bool was[TILES];
+            for (uint64_t t = 0; t < TILES; ++t) was[t] = is_held(q, t, 1);
+            for (uint64_t t = 0; t < TILES; ++t)
+                if (was[t]) ck_assert_int_eq(0, mca_common_sfio_lockq_release(q, t, 1, &g));
+            held_at_once += g.count;
+            g.count = 0;
+            rounds++;
+        }
+        ck_assert_uint_eq(rounds, 0 == k ? TILES : 2);
+        mca_common_sfio_lockq_stats_t st;
+        mca_common_sfio_lockq_stats(q, &st);
+        ck_assert_uint_eq(st.granted, TILES);
+        ck_assert_uint_eq(st.waited, 0 == k ? TILES - 1 : TILES / 2);
+        ck_assert_uint_eq(st.overtakes, 0 == k ? 0 : TILES / 2 - 1);
+        mca_common_sfio_lockq_destroy(q);
+        mca_common_sfio_lockq_grants_destroy(&g);
+    }
+}
+END_TEST
+
+/* A queued writer may be overtaken max_overtakes times, then every later
+ * conflicting list waits behind it. */
+START_TEST(overtaking_is_bounded)
+{
+    mca_common_sfio_lockq_limits_t lim = roomy;
+    lim.max_overtakes = 2;
+    lockq_t *q = new_queue(&lim);
+    grants_t g;
+    mca_common_sfio_lockq_grants_init(&g);
+    range_t left[1] = { { 0, 10, EX } }, wide[1] = { { 0, 30, EX } };
+    range_t right[1] = { { 20, 10, SH } };
+
+    ck_assert_int_eq(0, submit(q, 1, 1, left, 1, &g));      /* held */
+    ck_assert_int_eq(0, submit(q, 2, 1, wide, 1, &g));      /* queued behind 1 */
+    ck_assert_int_eq(0, submit(q, 3, 1, right, 1, &g));     /* overtakes 2 */
+    ck_assert_int_eq(0, submit(q, 4, 1, right, 1, &g));     /* overtakes 2 again */
+    ck_assert_int_eq(0, submit(q, 5, 1, right, 1, &g));     /* waits for 2 */
+    expect_grants(&g, (const uint64_t[][2]) { { 1, 1 }, { 3, 1 }, { 4, 1 } }, 3);
+    ck_assert_int_eq(0, mca_common_sfio_lockq_release(q, 1, 1, &g));
+    ck_assert_int_eq(0, mca_common_sfio_lockq_release(q, 3, 1, &g));
+    ck_assert_uint_eq(g.count, 0);                           /* 4 still reads */
+    ck_assert_int_eq(0, mca_common_sfio_lockq_release(q, 4, 1, &g));
+    expect_grants(&g, (const uint64_t[][2]) { { 2, 1 } }, 1);
+    ck_assert_int_eq(0, mca_common_sfio_lockq_release(q, 2, 1, &g));
+    expect_grants(&g, (const uint64_t[][2]) { { 5, 1 } }, 1);
     mca_common_sfio_lockq_destroy(q);
     mca_common_sfio_lockq_grants_destroy(&g);
 }
@@ -362,6 +439,7 @@ typedef struct {
     range_t r[MAXR];
     size_t n;
     bool live, held;
+    size_t ovt;             /* times overtaken */
 } mlist_t;
 
 typedef struct {
@@ -369,6 +447,7 @@ typedef struct {
     size_t n;               /* lists ever submitted, in arrival order */
     uint64_t want[MAXLISTS][2];
     size_t nwant;           /* grants of the current event */
+    size_t max_overtakes;
 } model_t;
 
 static bool mlists_conflict(const mlist_t *a, const mlist_t *b)
@@ -391,10 +470,15 @@ static void model_grant_pass(model_t *m)
         bool blocked = false;
         for (size_t k = 0; k < m->n && !blocked; ++k) {
             const mlist_t *o = &m->l[k];
-            bool ahead = o->held || k < i;     /* held, or queued earlier */
+            /* held, or queued earlier and overtaken often enough */
+            bool ahead = o->held || (k < i && o->ovt >= m->max_overtakes);
             blocked = k != i && o->live && ahead && mlists_conflict(o, l);
         }
         if (!blocked) {
+            for (size_t k = 0; k < i; ++k) {
+                mlist_t *o = &m->l[k];
+                if (o->live && !o->held && mlists_conflict(o, l)) o->ovt++;
+            }
             l->held = true;
             m->want[m->nwant][0] = l->client;
             m->want[m->nwant][1] = l->request;
@@ -524,13 +608,16 @@ static void drain(lockq_t *q, model_t *m, grants_t *g)
 
 static model_t model;
 
-static void random_run(uint64_t seed, uint64_t nclients, size_t lists_per_client, int events)
+static void random_run(uint64_t seed, uint64_t nclients, size_t lists_per_client,
+                       size_t max_overtakes, int events)
 {
-    mca_common_sfio_lockq_limits_t lim = { nclients, lists_per_client, MAXR * lists_per_client };
+    mca_common_sfio_lockq_limits_t lim = { nclients, lists_per_client, MAXR * lists_per_client,
+                                           max_overtakes };
     lockq_t *q = new_queue(&lim);
     grants_t g;
     mca_common_sfio_lockq_grants_init(&g);
     memset(&model, 0, sizeof(model));
+    model.max_overtakes = max_overtakes;
     rng_state = seed;
     for (int e = 0; e < events && model.n < MAXLISTS; ++e) {
         uint64_t what = rnd_below(100);
@@ -552,7 +639,7 @@ START_TEST(random_against_model)
 {
     for (int run = 0; run < 40; ++run) {
         random_run(1000u * (uint64_t) _i + (uint64_t) run, 2 + (uint64_t) run % 7,
-                   1 + (size_t) run % 3, 300);
+                   1 + (size_t) run % 3, (size_t) (run / 3) % 4, 300);
     }
 }
 END_TEST
@@ -563,7 +650,7 @@ END_TEST
 START_TEST(stress_no_deadlock)
 {
     enum { CLIENTS = 48, EVENTS = 6000 };
-    mca_common_sfio_lockq_limits_t lim = { CLIENTS, 1, MAXR };
+    mca_common_sfio_lockq_limits_t lim = { CLIENTS, 1, MAXR, (size_t) _i };
     lockq_t *q = new_queue(&lim);
     grants_t g;
     mca_common_sfio_lockq_grants_init(&g);
@@ -617,10 +704,12 @@ static Suite *lockq_suite(void)
     tcase_add_test(tc, bad_lists_and_limits);
     tcase_add_test(tc, killed_holder_releases);
     tcase_add_test(tc, fifo_behind_queued_writer);
+    tcase_add_test(tc, row_of_tiles);
+    tcase_add_test(tc, overtaking_is_bounded);
     tcase_add_test(tc, thousands_of_ranges);
     tcase_add_test(tc, enomem_leaves_queue_unchanged);
     tcase_add_loop_test(tc, random_against_model, 0, 4);
-    tcase_add_loop_test(tc, stress_no_deadlock, 0, 2);
+    tcase_add_loop_test(tc, stress_no_deadlock, 0, 4);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

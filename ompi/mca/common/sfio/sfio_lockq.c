@@ -33,9 +33,13 @@ typedef struct lock {
     uint64_t seq;           /* arrival order */
     size_t nranges;
     node_t *nodes;
-    size_t blockers;        /* earlier live lists that conflict with this one */
+    size_t held_blockers;   /* queued: held lists that conflict with it */
+    size_t queued_blockers; /* queued: earlier queued lists that conflict with it */
+    size_t overtaken;       /* later lists granted ahead of it */
     uint64_t mark;          /* last visit stamp: counts each pair once */
+    uint64_t candidate;     /* stamp of the last call that may have unblocked it */
     lock_state_t state;
+    bool was_held;          /* leaving: it was held (else queued) */
     struct lock *next_of_client, *prev_of_client;
 } lock_t;
 
@@ -53,9 +57,10 @@ struct mca_common_sfio_lockq_t {
     uint64_t prio_state;
     client_t *clients;      /* sorted by id; only clients with live lists */
     size_t nclients, clients_cap;
-    lock_t **ready;         /* scratch of a release: lists unblocked */
+    lock_t **ready;         /* scratch of a release: lists that may be grantable */
     size_t ready_cap;
     size_t held, queued, ranges;
+    uint64_t granted, waited, overtakes;
 };
 
 /* ---- interval tree: a treap on (offset, seq, index) ------------------- */
@@ -289,8 +294,76 @@ static int reserve_for_release(mca_common_sfio_lockq_t *q, grants_t *g)
     return grants_reserve(g, q->queued);
 }
 
-static void grant(mca_common_sfio_lockq_t *q, lock_t *l, grants_t *g)
+typedef struct {
+    const lock_t *list;
+    uint64_t stamp;
+    size_t max_overtakes;
+    bool blocked;
+    uint64_t overtakes;
+} probe_ctx_t;
+
+/* An earlier queued list that conflicts and may not be overtaken again. */
+static void find_exhausted(node_t *hit, const node_t *probe, void *ctx)
 {
+    probe_ctx_t *p = ctx;
+    const lock_t *other = hit->owner;
+    if (other != p->list && LOCK_QUEUED == other->state && other->seq < p->list->seq
+        && other->overtaken >= p->max_overtakes && modes_conflict(hit->mode, probe->mode)) {
+        p->blocked = true;
+    }
+}
+
+/* A queued list may be granted: no held list conflicts, and every earlier
+ * queued one that conflicts may still be overtaken. */
+static bool grantable(const mca_common_sfio_lockq_t *q, const lock_t *l)
+{
+    if (0 != l->held_blockers) {
+        return false;
+    }
+    if (0 == l->queued_blockers) {
+        return true;
+    }
+    if (0 == q->limits.max_overtakes) {
+        return false;
+    }
+    probe_ctx_t p = { .list = l, .max_overtakes = q->limits.max_overtakes };
+    for (size_t i = 0; i < l->nranges && !p.blocked; ++i) {
+        treap_visit_overlaps(q->root, &l->nodes[i], find_exhausted, &p);
+    }
+    return !p.blocked;
+}
+
+/* The list is held from now on: earlier queued lists it conflicts with
+ * are overtaken, later ones count it as held instead of queued. */
+static void count_grant(node_t *hit, const node_t *probe, void *ctx)
+{
+    probe_ctx_t *p = ctx;
+    lock_t *other = hit->owner;
+    if (other == p->list || other->mark == p->stamp || !modes_conflict(hit->mode, probe->mode)) {
+        return;
+    }
+    other->mark = p->stamp;
+    if (other->seq < p->list->seq) {
+        other->overtaken++;
+        p->overtakes++;
+    } else {
+        other->queued_blockers--;
+    }
+    other->held_blockers++;
+}
+
+static void grant(mca_common_sfio_lockq_t *q, lock_t *l, bool newest, grants_t *g)
+{
+    if (!newest || 0 != l->queued_blockers) {
+        probe_ctx_t p = { .list = l, .stamp = ++q->stamp };
+        for (size_t i = 0; i < l->nranges; ++i) {
+            treap_visit_overlaps(q->root, &l->nodes[i], count_grant, &p);
+        }
+        q->overtakes += p.overtakes;
+    }
+    q->granted++;
+    q->waited += !newest;
+    l->queued_blockers = 0;
     l->state = LOCK_HELD;
     q->queued--;
     q->held++;
@@ -346,7 +419,11 @@ static void count_blocker(node_t *hit, const node_t *probe, void *ctx)
     lock_t *other = hit->owner;
     if (other->mark != *stamp && modes_conflict(hit->mode, probe->mode)) {
         other->mark = *stamp;
-        probe->owner->blockers++;
+        if (LOCK_HELD == other->state) {
+            probe->owner->held_blockers++;
+        } else {
+            probe->owner->queued_blockers++;
+        }
     }
 }
 
@@ -405,8 +482,8 @@ int mca_common_sfio_lockq_submit(mca_common_sfio_lockq_t *q,
     c->nranges += req->nranges;
     q->ranges += req->nranges;
     q->queued++;
-    if (0 == l->blockers) {
-        grant(q, l, grants_p);
+    if (grantable(q, l)) {
+        grant(q, l, true, grants_p);
     }
     return 0;
 }
@@ -416,21 +493,30 @@ int mca_common_sfio_lockq_submit(mca_common_sfio_lockq_t *q,
 typedef struct {
     mca_common_sfio_lockq_t *q;
     const lock_t *leaving;
-    uint64_t stamp;
+    uint64_t stamp, call;
     size_t nready;
 } unblock_ctx_t;
 
-/* A later list that conflicts with the leaving one was blocked by it
- * (it arrived while the leaving list was live): one blocker less. */
+/* A held list leaving was counted by every list it conflicts with (all
+ * queued); a queued one only by the later queued ones. */
 static void unblock_dependent(node_t *hit, const node_t *probe, void *ctx)
 {
     unblock_ctx_t *u = ctx;
     lock_t *d = hit->owner;
-    if (d->seq > u->leaving->seq && d->mark != u->stamp && modes_conflict(hit->mode, probe->mode)) {
-        d->mark = u->stamp;
-        if (0 == --d->blockers) {
-            u->q->ready[u->nready++] = d;
-        }
+    if (d->mark == u->stamp || !modes_conflict(hit->mode, probe->mode)) {
+        return;
+    }
+    if (u->leaving->was_held) {
+        d->held_blockers--;
+    } else if (d->seq > u->leaving->seq && LOCK_QUEUED == d->state) {
+        d->queued_blockers--;
+    } else {
+        return;
+    }
+    d->mark = u->stamp;
+    if (d->candidate != u->call) {
+        d->candidate = u->call;
+        u->q->ready[u->nready++] = d;
     }
 }
 
@@ -464,10 +550,12 @@ static int by_seq(const void *a, const void *b)
 /* Removes the lists of `leaving` (linked by next_of_client, already
  * unlinked from their client) and grants what that unblocks.  All of them
  * leave the tree before any dependent is counted down, so a list that
- * leaves together with its blocker is never granted. */
+ * leaves together with its blocker is never granted.  Granting only adds
+ * held lists, so one pass in arrival order over the lists whose counts
+ * went down finds every grant. */
 static void remove_lists(mca_common_sfio_lockq_t *q, lock_t *leaving, grants_t *g)
 {
-    unblock_ctx_t u = { .q = q };
+    unblock_ctx_t u = { .q = q, .call = ++q->stamp };
     for (lock_t *l = leaving; NULL != l; l = l->next_of_client) {
         for (size_t i = 0; i < l->nranges; ++i) {
             q->root = treap_erase(q->root, &l->nodes[i]);
@@ -482,7 +570,9 @@ static void remove_lists(mca_common_sfio_lockq_t *q, lock_t *leaving, grants_t *
     }
     qsort(q->ready, u.nready, sizeof(*q->ready), by_seq);
     for (size_t i = 0; i < u.nready; ++i) {
-        grant(q, q->ready[i], g);
+        if (grantable(q, q->ready[i])) {
+            grant(q, q->ready[i], false, g);
+        }
     }
     while (NULL != leaving) {
         lock_t *next = leaving->next_of_client;
@@ -505,6 +595,7 @@ int mca_common_sfio_lockq_release(mca_common_sfio_lockq_t *q, uint64_t client,
     }
     lock_unlink_from_client(q, l);
     client_remove_if_idle(q, client);
+    l->was_held = LOCK_HELD == l->state;
     l->state = LOCK_LEAVING;
     l->next_of_client = l->prev_of_client = NULL;
     remove_lists(q, l, grants_p);
@@ -530,6 +621,7 @@ int mca_common_sfio_lockq_drop_client(mca_common_sfio_lockq_t *q, uint64_t clien
             q->queued--;
         }
         q->ranges -= l->nranges;
+        l->was_held = LOCK_HELD == l->state;
         l->state = LOCK_LEAVING;
     }
     c->lists = NULL;
@@ -603,7 +695,9 @@ void mca_common_sfio_lockq_stats(const mca_common_sfio_lockq_t *q,
                                  mca_common_sfio_lockq_stats_t *stats_p)
 {
     *stats_p = (mca_common_sfio_lockq_stats_t) { .held = q->held, .queued = q->queued,
-                                                 .ranges = q->ranges, .clients = q->nclients };
+                                                 .ranges = q->ranges, .clients = q->nclients,
+                                                 .granted = q->granted, .waited = q->waited,
+                                                 .overtakes = q->overtakes };
 }
 
 /* ---- verify ----------------------------------------------------------- */
@@ -664,18 +758,27 @@ static int verify_lists(const mca_common_sfio_lockq_t *q, size_t *nlists_p, size
             return -EINVAL;
         }
         for (const lock_t *l = c->lists; NULL != l; l = l->next_of_client) {
-            size_t blockers = 0;
+            size_t held_by = 0, queued_before = 0;
+            bool exhausted_before = false;
             for (size_t j = 0; j < q->nclients; ++j) {
                 for (const lock_t *m = q->clients[j].lists; NULL != m; m = m->next_of_client) {
-                    blockers += m->seq < l->seq && lists_conflict(m, l);
-                    if (LOCK_HELD == l->state && LOCK_HELD == m->state && m != l
-                        && lists_conflict(m, l)) {
-                        return -EINVAL;
+                    if (m == l || !lists_conflict(m, l)) {
+                        continue;
+                    }
+                    if (LOCK_HELD == m->state) {
+                        held_by++;
+                    } else if (m->seq < l->seq) {
+                        queued_before++;
+                        exhausted_before |= m->overtaken >= q->limits.max_overtakes;
                     }
                 }
             }
-            if (l->client != c->id || blockers != l->blockers
-                || (LOCK_HELD == l->state) != (0 == blockers)) {
+            bool held = LOCK_HELD == l->state;
+            bool may_go = 0 == held_by && !exhausted_before;
+            if (l->client != c->id || l->overtaken > q->limits.max_overtakes
+                || (held && (0 != held_by || 0 != l->held_blockers || 0 != l->queued_blockers))
+                || (!held && (held_by != l->held_blockers || queued_before != l->queued_blockers
+                              || may_go))) {
                 return -EINVAL;
             }
             lists++;

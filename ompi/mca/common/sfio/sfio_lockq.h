@@ -10,11 +10,18 @@
  *  - all or nothing: a list is granted whole, in one grant, or not at all;
  *  - safety: two held lists never conflict (they conflict when a range of
  *    one overlaps a range of the other and either range is exclusive);
- *  - FIFO between conflicting lists: a list waits while any list that
- *    arrived earlier, held or still queued, conflicts with it; lists that
- *    conflict with nothing ahead of them are granted at once, overtaking
- *    queued lists they do not touch.  So no list starves: only lists
- *    ahead of it can block it, and there are finitely many;
+ *  - FIFO between conflicting lists, with bounded overtaking: a list
+ *    waits while a held list conflicts with it, and while a list that
+ *    arrived earlier and is still queued conflicts with it, unless every
+ *    such earlier list has been overtaken fewer than max_overtakes times
+ *    (then it is granted ahead of them, and each of them counts one more
+ *    overtaking).  With max_overtakes 0 this is strict FIFO.  Lists that
+ *    conflict with nothing are granted at once.  No list starves: it can
+ *    be overtaken at most max_overtakes times, and after that only lists
+ *    ahead of it can block it, of which there are finitely many.
+ *    Overtaking lets a chain of lists that each conflict only with their
+ *    neighbours (tiles in a row) be granted in two rounds instead of one
+ *    list at a time;
  *  - no deadlock: a client holds nothing while it waits for a list, as
  *    long as it waits for one list at a time (a client that waits for a
  *    second list while holding a conflicting first one waits for itself;
@@ -22,14 +29,18 @@
  *  - a dead client's lists go: drop_client releases what it holds and
  *    withdraws what it queued, and grants what that unblocks.
  *
- * How: a list's blockers are the conflicting lists present when it
- * arrives; every later arrival queues behind them, so that set only
- * shrinks.  Each list keeps the count of its blockers; releasing a list
- * decrements the count of the later lists it overlaps, and a list whose
- * count reaches 0 is granted.  All ranges of live lists sit in one
- * interval tree (a treap ordered by offset, augmented with the largest
- * end in each subtree), so an event costs O(m log n + k) for m ranges of
- * the list, n live ranges and k overlapping ones, with no edge lists.
+ * How: each queued list counts the held lists that conflict with it and
+ * the earlier queued lists that conflict with it.  Granting a list moves
+ * it from the queued count to the held count of the later lists it
+ * conflicts with (and adds it to the held count of the earlier ones it
+ * overtakes); releasing a held list decrements the held count of every
+ * list it conflicts with; withdrawing a queued list decrements the queued
+ * count of the later ones.  Only lists whose counts went down in a call
+ * can have become grantable; they are examined in arrival order.  All
+ * ranges of live lists sit in one interval tree (a treap ordered by
+ * offset, augmented with the largest end in each subtree), so an event
+ * costs O(m log n + k) for m ranges of a list, n live ranges and k
+ * overlapping ones, with no edge lists.
  *
  * Memory: the queue owns copies of every live list; everything a call
  * needs is allocated before the call changes anything, so a failed call
@@ -81,11 +92,13 @@ typedef struct mca_common_sfio_lockq_grants_t {
     size_t capacity;
 } mca_common_sfio_lockq_grants_t;
 
-/* Bounds on what clients can make the queue hold; all must be > 0. */
+/* Bounds on what clients can make the queue hold (the first three must be
+ * > 0) and on how often a queued list may be overtaken (0: strict FIFO). */
 typedef struct mca_common_sfio_lockq_limits_t {
     size_t max_clients;           /* clients with live lists */
     size_t max_lists_per_client;  /* live (held or queued) lists */
     size_t max_ranges_per_client; /* ranges over a client's live lists */
+    size_t max_overtakes;         /* later lists granted ahead of a queued one */
 } mca_common_sfio_lockq_limits_t;
 
 typedef enum {
@@ -132,19 +145,25 @@ int mca_common_sfio_lockq_drop_client(mca_common_sfio_lockq_t *q, uint64_t clien
 int mca_common_sfio_lockq_state(const mca_common_sfio_lockq_t *q, uint64_t client,
                                 uint64_t request, mca_common_sfio_lockq_state_t *state_p);
 
-/* Live lists held and queued, and live ranges. */
+/* Live lists held and queued, live ranges and clients; and since the
+ * queue was created: grants, grants of lists that had to wait, and
+ * overtakings. */
 typedef struct mca_common_sfio_lockq_stats_t {
     size_t held;
     size_t queued;
     size_t ranges;
     size_t clients;
+    uint64_t granted;
+    uint64_t waited;
+    uint64_t overtakes;
 } mca_common_sfio_lockq_stats_t;
 void mca_common_sfio_lockq_stats(const mca_common_sfio_lockq_t *q,
                                  mca_common_sfio_lockq_stats_t *stats_p);
 
 /* Checks every invariant: the interval tree (order, heap, subtree ends),
- * each list's blocker count against a scan of all earlier live lists, held
- * lists pairwise compatible, queued lists blocked, client counts.  O(n^2)
+ * each list's counts against a scan of all live lists, held lists
+ * pairwise compatible, no queued list grantable, overtakings within the
+ * bound, client counts.  O(n^2)
  * in live lists: for tests.  0 or -EINVAL. */
 int mca_common_sfio_lockq_verify(const mca_common_sfio_lockq_t *q);
 

@@ -105,6 +105,7 @@ static int lock(const mca_common_sfio_locker_t *locker, int *fd_p,
 static pthread_mutex_t locked_io = PTHREAD_MUTEX_INITIALIZER;
 size_t mca_common_sfio_lock_max_ranges = 1024;
 size_t mca_common_sfio_lock_service_max_ranges = 65536;
+size_t mca_common_sfio_lock_service_max_overtakes = 1;
 uint64_t mca_common_sfio_pcache_limit = 0;
 uint64_t mca_common_sfio_pcache_piece_max = 32 * 1024;
 

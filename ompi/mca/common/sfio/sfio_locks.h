@@ -64,6 +64,7 @@ SFIO_EXPORT extern size_t mca_common_sfio_lock_max_ranges;
 /* The same for the list-lock service's lists (sfio_locksvc: longer than
  * one message, they travel in parts).  Set once by the fbtl. */
 SFIO_EXPORT extern size_t mca_common_sfio_lock_service_max_ranges;
+SFIO_EXPORT extern size_t mca_common_sfio_lock_service_max_overtakes;
 
 /* Bytes of arena a private-object cache may hold (0: no cache: private
  * bytes go straight to the file).  Set once by the fbtl. */

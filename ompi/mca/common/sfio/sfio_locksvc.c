@@ -3,6 +3,7 @@
  */
 #include "ompi_config.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -789,6 +790,7 @@ static hosted_t *hosted_new(const mca_common_sfio_locksvc_config_t *cfg, int n, 
     mca_common_sfio_lockq_limits_t limits = {
         .max_clients = (size_t) n, .max_lists_per_client = LIVE_MAX,
         .max_ranges_per_client = LIVE_MAX * list_max,
+        .max_overtakes = cfg->max_overtakes,
     };
     *err_p = -ENOMEM;
     if (NULL == h) {
@@ -949,6 +951,16 @@ int mca_common_sfio_locksvc_close(mca_common_sfio_locksvc_t *svc)
     /* every rank's lists are released before the host forgets the queue */
     int err = 0;
     int rc = mca_common_sfio_coord_agree(svc->comm, &err);
+    if (NULL != svc->hosted) {
+        mca_common_sfio_lockq_stats_t st;
+        pthread_mutex_lock(&ls.lock);
+        mca_common_sfio_lockq_stats(svc->hosted->q, &st);
+        pthread_mutex_unlock(&ls.lock);
+        opal_output_verbose(2, mca_common_sfio_output,
+                            "sfio: list-lock service %08x: %" PRIu64 " lists granted, %" PRIu64
+                            " after waiting, %" PRIu64 " overtakings", svc->id, st.granted,
+                            st.waited, st.overtakes);
+    }
     unlist(svc->hosted, svc);
     hosted_free(svc->hosted);
     svc_free(svc);

@@ -69,6 +69,8 @@ typedef struct mca_common_sfio_locksvc_config_t {
     int64_t dead_ms;         /* a probed holder silent this long is dropped */
     int host;                /* host rank, -1: placed over the nodes */
     size_t list_max;         /* ranges of one list at most (0: one message's worth) */
+    size_t max_overtakes;    /* the host's queue: later lists granted ahead of a
+                              * queued one (0: strict FIFO; sfio_lockq.h) */
 } mca_common_sfio_locksvc_config_t;
 
 typedef struct mca_common_sfio_locksvc_t mca_common_sfio_locksvc_t;

@@ -63,6 +63,7 @@ int sfio_ompio_locksvc_open(ompio_file_t *fh, mca_common_sfio_file_t *f)
         .provider = NULL, .timeout_ms = mca_common_sfio_lock_wait_ms,
         .probe_ms = mca_common_sfio_lock_probe_ms, .dead_ms = mca_common_sfio_lock_dead_ms,
         .host = -1, .list_max = mca_common_sfio_lock_service_max_ranges,
+        .max_overtakes = mca_common_sfio_lock_service_max_overtakes,
     };
     mca_common_sfio_locksvc_t *svc = NULL;
     int rc = mca_common_sfio_locksvc_open(fh->f_comm, &cfg, 0, &svc);

@@ -24,6 +24,7 @@ static size_t sieve_max_window = 16 * 1024 * 1024;
 static size_t sieve_max_block = 1024 * 1024;
 static size_t lock_max_ranges = 1024;
 static size_t lock_service_max_ranges = 65536;
+static size_t lock_service_max_overtakes = 1;
 static unsigned io_depth = 0;
 static size_t io_depth_min_segs = 64;
 static size_t private_cache = 64 * 1024 * 1024;
@@ -67,6 +68,14 @@ static const mca_common_sfio_param_t params[] = {
       "longer than one message travels in parts, assembled by the host); longer lists bridge "
       "their smallest gaps.  The host holds up to 3 lists of this many ranges per rank "
       "(24 bytes a range); give every rank the same value" },
+    { "lock_service_max_overtakes", MCA_BASE_VAR_TYPE_SIZE_T, &lock_service_max_overtakes,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "List-lock service: how many later lock lists the host may grant ahead of a waiting "
+      "list that conflicts with them (each of them conflicting with no held list).  Lists "
+      "are otherwise granted first come, first served among those that conflict; a list is "
+      "never passed more often than this, so none starves.  Overtaking lets neighbours "
+      "whose lists overlap (tiles in a row) take turns in two rounds instead of one at a "
+      "time; 0: strict FIFO" },
     { "io_depth_min_pieces", MCA_BASE_VAR_TYPE_SIZE_T, &io_depth_min_segs,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
       "Accesses of fewer pieces than this are issued by the calling thread alone "
@@ -134,6 +143,7 @@ static int versioned_open(void)
     };
     mca_common_sfio_lock_max_ranges = lock_max_ranges;
     mca_common_sfio_lock_service_max_ranges = lock_service_max_ranges;
+    mca_common_sfio_lock_service_max_overtakes = lock_service_max_overtakes;
     mca_common_sfio_lock_backend = lock_backend;
     mca_common_sfio_lock_atomic_mode = mca_fbtl_versioned_atomic_mode;
     mca_common_sfio_lock_wait_ms = lock_wait_timeout > 0 ? lock_wait_timeout : 1;
