@@ -152,6 +152,8 @@ static struct {
     size_t npeers, peers_cap;
     /* process -> address of the processes met (see _learn) */
     mca_common_sfio_peertab_t procs;
+    /* hash of a name -> its index in peers (the first name with that hash) */
+    mca_common_sfio_peertab_t names;
 } fab = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 const char *mca_common_sfio_fabric_why(void)
@@ -318,6 +320,7 @@ static void teardown(void)
     fab.npeers = fab.peers_cap = 0;
     /* the addresses die with the address vector */
     mca_common_sfio_peertab_fini(&fab.procs);
+    mca_common_sfio_peertab_fini(&fab.names);
     fab.atomics = false;
 }
 
@@ -609,14 +612,45 @@ int mca_common_sfio_fabric_name(void *name, size_t *len_p)
     return 0;
 }
 
-/* The handle of the peer at name, inserted once; fab.lock held, running. */
+/* FNV-1a over a fabric name. */
+static uint64_t name_hash(const void *name, size_t len)
+{
+    const unsigned char *b = name;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; ++i) {
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static bool peer_is(size_t i, const void *name, size_t len)
+{
+    return fab.peers[i].len == len && 0 == memcmp(fab.peers[i].name, name, len);
+}
+
+/* The handle of the peer at name, inserted once; fab.lock held, running.
+ * Names are found through their hash, so a first exchange with n new
+ * processes costs O(n), not O(n^2); only a name whose hash an earlier,
+ * different name took is searched for one by one. */
 static int peer_locked(const void *name, size_t len, uint64_t *peer_p)
 {
-    for (size_t i = 0; i < fab.npeers; ++i) {
-        if (fab.peers[i].len == len && 0 == memcmp(fab.peers[i].name, name, len)) {
+    uint64_t h = name_hash(name, len), at = 0;
+    bool hashed = mca_common_sfio_peertab_find(&fab.names, h, &at);
+    /* (an entry may name the next index when the insertion after it
+     * failed: the bound check, then the scan, cover that) */
+    if (hashed && at < fab.npeers && peer_is((size_t) at, name, len)) {
+        *peer_p = (uint64_t) fab.peers[at].addr;
+        return 0;
+    }
+    for (size_t i = 0; hashed && i < fab.npeers; ++i) {
+        if (peer_is(i, name, len)) {
             *peer_p = (uint64_t) fab.peers[i].addr;
             return 0;
         }
+    }
+    /* room in both tables before the address vector takes the name */
+    if (!hashed && 0 != mca_common_sfio_peertab_put(&fab.names, h, (uint64_t) fab.npeers)) {
+        return -ENOMEM;
     }
     if (fab.npeers == fab.peers_cap) {
         size_t cap = 0 == fab.peers_cap ? 16 : 2 * fab.peers_cap;
