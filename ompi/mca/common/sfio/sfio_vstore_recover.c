@@ -290,6 +290,15 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
         view_close(v);
         return;
     }
+    if (0 == fstat(fd, &st) && 0 == st.st_nlink) {
+        /* Unlinked between our open and our lock: its job closed it
+         * cleanly (or another open applied it), dropping the lock last.
+         * Its logs may be gone already; there is nothing to apply. */
+        info->verdict = MCA_COMMON_SFIO_STORE_LIVE;
+        info->why = "closed by its job while examined";
+        view_close(v);
+        return;
+    }
     if (0 != fstat(fd, &st) || (size_t) st.st_size < sizeof(sfio_coord_t) ||
         MAP_FAILED == (void *) (v->c = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE,
                                             MAP_SHARED, fd, 0))) {
