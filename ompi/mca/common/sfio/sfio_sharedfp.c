@@ -109,6 +109,17 @@ static mca_common_sfio_coord_t *pending_take(const ompio_file_t *fh)
     return coord;
 }
 
+bool mca_common_sfio_sharedfp_taken(const ompio_file_t *fh)
+{
+    bool taken = false;
+    pthread_mutex_lock(&pending_lock);
+    for (const pending_t *p = pending_head; NULL != p && !taken; p = p->next) {
+        taken = p->fh == fh;
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return taken;
+}
+
 static const char *backend_name(mca_common_sfio_coord_backend_t b)
 {
     static const char *const names[] = {

@@ -55,6 +55,18 @@ SFIO_EXPORT bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
                                      const char **why_p);
 /* Collective: another component won the file; frees what _query made. */
 SFIO_EXPORT void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh);
+/* Whether _query took fh (its service waits for _open or _unquery). */
+SFIO_EXPORT bool mca_common_sfio_sharedfp_taken(const ompio_file_t *fh);
+
+/* sfio_sharedfp_probe.c: from the component's init_query.  Stock
+ * sharedfp components loaded with a lower priority than self_priority
+ * whose query probes the file system at every open (lockedfile, sm) are
+ * asked after self, and probe only files self did not take.  Returns how
+ * many were wrapped (0: nothing changed).  _restore, from the component's
+ * close, puts back the queries of those still loaded. */
+SFIO_EXPORT int mca_common_sfio_sharedfp_probe_skip(const mca_base_component_t *self,
+                                                    int self_priority);
+SFIO_EXPORT void mca_common_sfio_sharedfp_probe_restore(void);
 
 SFIO_EXPORT int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *filename,
                                   int amode, struct opal_info_t *info, ompio_file_t *fh,

@@ -27,6 +27,7 @@ extern int mca_sharedfp_fetchadd_host;
 extern int mca_sharedfp_fetchadd_counters;
 extern bool mca_sharedfp_fetchadd_direct;
 extern bool mca_sharedfp_fetchadd_ordered_collective;
+extern bool mca_sharedfp_fetchadd_skip_probes;
 
 SFIO_COMPONENT_DECLSPEC extern mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component;
 

@@ -10,6 +10,7 @@
 #include "sharedfp_fetchadd.h"
 #include "sfio_component.h"
 #include "sfio_coord.h"
+#include "sfio_sharedfp.h"
 
 int mca_sharedfp_fetchadd_priority = 50;   /* above stock sm (30), lockedfile and individual (10) */
 int mca_sharedfp_fetchadd_verbose = 0;
@@ -22,6 +23,7 @@ int mca_sharedfp_fetchadd_host = -1;
 int mca_sharedfp_fetchadd_counters = MCA_COMMON_SFIO_COORD_COUNTERS_AUTO;
 bool mca_sharedfp_fetchadd_direct = true;
 bool mca_sharedfp_fetchadd_ordered_collective = false;
+bool mca_sharedfp_fetchadd_skip_probes = true;
 
 /* The plain parameters (defaults: the variables' initial values). */
 static const mca_common_sfio_param_t params[] = {
@@ -44,6 +46,14 @@ static const mca_common_sfio_param_t params[] = {
       "collective explicit-offset calls (the fcoll component aggregates them); off "
       "(default): once the prefix sum has placed every rank's part, each rank writes or "
       "reads its own disjoint part with an independent call" },
+    { "skip_probes", MCA_BASE_VAR_TYPE_BOOL, &mca_sharedfp_fetchadd_skip_probes,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "Where stock sharedfp lockedfile or sm is loaded too, with a lower priority: this "
+      "component is asked first at every MPI_File_open, and their probes (lockedfile: "
+      "every rank creates, locks and removes <file>.locktest.<rank>, metadata and lock "
+      "requests on the file's server; sm: a file created and removed in the session "
+      "directory) run only for files this component does not serve; false: they probe "
+      "every file, as in stock Open MPI" },
     { "timeout", MCA_BASE_VAR_TYPE_INT, &mca_sharedfp_fetchadd_timeout,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
       "ofi backend: seconds a shared-pointer operation waits for the rank that hosts "
@@ -129,8 +139,22 @@ static int fetchadd_open(void)
                                           true, &mca_sharedfp_fetchadd_output);
 }
 
+static int fetchadd_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    int rc = mca_common_sfio_component_init_query(enable_progress_threads, enable_mpi_threads);
+    if (OMPI_SUCCESS == rc && mca_sharedfp_fetchadd_skip_probes &&
+        mca_common_sfio_sharedfp_probe_skip(&mca_sharedfp_fetchadd_component.sharedfpm_version,
+                                            mca_sharedfp_fetchadd_priority)) {
+        opal_output_verbose(10, mca_sharedfp_fetchadd_output,
+                            "sharedfp:fetchadd: asked before stock components whose per-open "
+                            "probes now run only for files fetchadd does not serve");
+    }
+    return rc;
+}
+
 static int fetchadd_close(void)
 {
+    mca_common_sfio_sharedfp_probe_restore();
     return mca_common_sfio_component_close(&mca_sharedfp_fetchadd_output);
 }
 
@@ -147,7 +171,7 @@ mca_sharedfp_base_component_2_0_0_t mca_sharedfp_fetchadd_component = {
     .sharedfpm_data = {
         MCA_BASE_METADATA_PARAM_CHECKPOINT
     },
-    .sharedfpm_init_query = mca_common_sfio_component_init_query,
+    .sharedfpm_init_query = fetchadd_init_query,
     .sharedfpm_file_query = mca_sharedfp_fetchadd_component_file_query,
     .sharedfpm_file_unquery = mca_sharedfp_fetchadd_component_file_unquery,
 };
