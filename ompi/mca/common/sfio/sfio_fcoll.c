@@ -126,6 +126,17 @@ static bool op_first_of_file(const op_t *op)
     return true;
 }
 
+/* No call on fh is running or queued on this rank. */
+static bool file_idle(const ompio_file_t *fh)
+{
+    for (const op_t *o = ops_head; NULL != o; o = o->next) {
+        if (o->p.fh == fh) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void op_unlink(op_t *op)
 {
     for (op_t **o = &ops_head; NULL != *o; o = &(*o)->next) {
@@ -560,7 +571,7 @@ static void op_request_free(struct mca_ompio_request_t *req)
  * (moving the individual file pointer now), queues it behind earlier calls
  * on the file and posts the summary exchange when it is first. */
 static int op_start(ompio_file_t *fh, const void *cbuf, int count,
-                    struct ompi_datatype_t *datatype, int rw,
+                    struct ompi_datatype_t *datatype, int rw, bool blocking,
                     const mca_common_sfio_fcoll_options_t *opt, ompi_request_t **request)
 {
     op_t *op = calloc(1, sizeof(*op));
@@ -631,6 +642,32 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
 
     p->all = calloc((size_t) p->P * 5, sizeof(uint64_t));
     p->ranks = malloc((size_t) p->P * sizeof(*p->ranks));
+    if (NULL == p->ranks && OMPI_SUCCESS == lrc) {
+        lrc = OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* Any rank's failure is everyone's: it travels in the summary. */
+    p->lrc = lrc;
+    p->mine[0] = me.lo;
+    p->mine[1] = me.hi;
+    p->mine[2] = me.bytes;
+    p->mine[3] = me.runs;
+    p->mine[4] = OMPI_SUCCESS == lrc ? 0 : 1;
+    /* A blocking call exchanges its summary with a blocking allgather,
+     * which costs a fraction of a non-blocking one where ranks share cores
+     * (small calls are mostly that exchange).  Every rank does so for the
+     * same call, after the file's earlier calls are over on this rank
+     * (their collectives were started first everywhere), and before this
+     * call's request exists: the progress the allgather runs steps only
+     * earlier requests. */
+    int summary_rc = OMPI_ERR_NOT_AVAILABLE;
+    if (blocking && NULL != p->all) {
+        while (!file_idle(fh)) {
+            opal_progress();
+        }
+        summary_rc = p->comm->c_coll->coll_allgather(p->mine, 5, MPI_UINT64_T, p->all, 5,
+                                                     MPI_UINT64_T, p->comm,
+                                                     p->comm->c_coll->coll_allgather_module);
+    }
     mca_ompio_request_t *req = NULL;
     if (NULL != p->all) {
         mca_common_ompio_request_alloc(&req, rw ? MCA_OMPIO_REQUEST_READ_ALL
@@ -643,16 +680,6 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
         free(op);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (NULL == p->ranks && OMPI_SUCCESS == lrc) {
-        lrc = OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    /* Any rank's failure is everyone's: it travels in the summary. */
-    p->lrc = lrc;
-    p->mine[0] = me.lo;
-    p->mine[1] = me.hi;
-    p->mine[2] = me.bytes;
-    p->mine[3] = me.runs;
-    p->mine[4] = OMPI_SUCCESS == lrc ? 0 : 1;
 
     op->req = req;
     req->req_data = op;
@@ -670,7 +697,11 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
     *tail = op;
     op->state = OP_QUEUED;
     op_mark(op);
-    if (op_first_of_file(op)) {
+    if (OMPI_ERR_NOT_AVAILABLE != summary_rc) {
+        op->rc = summary_rc;
+        op->state = OMPI_SUCCESS == summary_rc ? OP_SUMMARY : OP_DONE;   /* no request */
+        op_mark(op);
+    } else if (op_first_of_file(op)) {
         op_post_summary(op);
         op_mark(op);
     }
@@ -688,7 +719,7 @@ int mca_common_sfio_fcoll_write_all(ompio_file_t *fh, const void *buf, int count
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;   /* every rank alike, before any traffic */
     }
-    int rc = op_start(fh, buf, count, datatype, 0, opt, &req);
+    int rc = op_start(fh, buf, count, datatype, 0, true, opt, &req);
     return OMPI_SUCCESS == rc ? mca_common_sfio_request_wait_free(&req, status) : rc;
 }
 
@@ -698,7 +729,7 @@ int mca_common_sfio_fcoll_read_all(ompio_file_t *fh, void *buf, int count,
                                    const mca_common_sfio_fcoll_options_t *opt)
 {
     ompi_request_t *req = NULL;
-    int rc = op_start(fh, buf, count, datatype, 1, opt, &req);
+    int rc = op_start(fh, buf, count, datatype, 1, true, opt, &req);
     return OMPI_SUCCESS == rc ? mca_common_sfio_request_wait_free(&req, status) : rc;
 }
 
@@ -709,12 +740,12 @@ int mca_common_sfio_fcoll_iwrite_all(ompio_file_t *fh, const void *buf, int coun
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;
     }
-    return op_start(fh, buf, count, datatype, 0, opt, request);
+    return op_start(fh, buf, count, datatype, 0, false, opt, request);
 }
 
 int mca_common_sfio_fcoll_iread_all(ompio_file_t *fh, void *buf, int count,
                                     struct ompi_datatype_t *datatype, ompi_request_t **request,
                                     const mca_common_sfio_fcoll_options_t *opt)
 {
-    return op_start(fh, buf, count, datatype, 1, opt, request);
+    return op_start(fh, buf, count, datatype, 1, false, opt, request);
 }
