@@ -116,25 +116,21 @@ static void op_report_times(const op_t *op)
  * a call that is half-way through a step. */
 static int op_stepping;
 
-static bool op_first_of_file(const op_t *op)
+/* Whether a call on fh is running or queued on this rank before stop
+ * (NULL: anywhere in the list). */
+static bool call_on_file_before(const ompio_file_t *fh, const op_t *stop)
 {
-    for (const op_t *o = ops_head; NULL != o && o != op; o = o->next) {
-        if (o->p.fh == op->p.fh) {
-            return false;
+    for (const op_t *o = ops_head; NULL != o && o != stop; o = o->next) {
+        if (o->p.fh == fh) {
+            return true;
         }
     }
-    return true;
+    return false;
 }
 
-/* No call on fh is running or queued on this rank. */
-static bool file_idle(const ompio_file_t *fh)
+static bool op_first_of_file(const op_t *op)
 {
-    for (const op_t *o = ops_head; NULL != o; o = o->next) {
-        if (o->p.fh == fh) {
-            return false;
-        }
-    }
-    return true;
+    return !call_on_file_before(op->p.fh, op);
 }
 
 static void op_unlink(op_t *op)
@@ -661,7 +657,7 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
      * earlier requests. */
     int summary_rc = OMPI_ERR_NOT_AVAILABLE;
     if (blocking && NULL != p->all) {
-        while (!file_idle(fh)) {
+        while (call_on_file_before(fh, NULL)) {
             opal_progress();
         }
         summary_rc = p->comm->c_coll->coll_allgather(p->mine, 5, MPI_UINT64_T, p->all, 5,
