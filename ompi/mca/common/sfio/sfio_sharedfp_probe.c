@@ -29,6 +29,11 @@
 
 typedef mca_sharedfp_base_component_file_query_1_0_0_fn_t query_fn_t;
 
+static struct mca_sharedfp_base_module_1_0_0_t *lockedfile_unless_taken(struct ompio_file_t *fh,
+                                                                        int *priority);
+static struct mca_sharedfp_base_module_1_0_0_t *sm_unless_taken(struct ompio_file_t *fh,
+                                                                int *priority);
+
 /* The stock components whose query probes the file system, and the
  * query each of them had before it was wrapped. */
 static struct {
@@ -36,27 +41,33 @@ static struct {
     query_fn_t wrapper;
     mca_sharedfp_base_component_2_0_0_t *component;   /* NULL: not wrapped */
     query_fn_t query;
-} probes[2];
+} probes[] = {
+    { "lockedfile", lockedfile_unless_taken, NULL, NULL },
+    { "sm", sm_unless_taken, NULL, NULL },
+};
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
-#define QUERY_UNLESS_TAKEN(i)                                                                 \
-    static struct mca_sharedfp_base_module_1_0_0_t *query_unless_taken_##i(                  \
-        struct ompio_file_t *fh, int *priority)                                               \
-    {                                                                                         \
-        if (mca_common_sfio_sharedfp_taken(fh)) {                                             \
-            *priority = 0;                                                                    \
-            return NULL;   /* fetchadd serves it: this component would lose anyway */         \
-        }                                                                                     \
-        return probes[i].query(fh, priority);                                                 \
-    }
-QUERY_UNLESS_TAKEN(0)
-QUERY_UNLESS_TAKEN(1)
-
-static void probes_init(void)
+static struct mca_sharedfp_base_module_1_0_0_t *query_unless_taken(size_t i,
+                                                                   struct ompio_file_t *fh,
+                                                                   int *priority)
 {
-    probes[0].name = "lockedfile";
-    probes[0].wrapper = query_unless_taken_0;
-    probes[1].name = "sm";
-    probes[1].wrapper = query_unless_taken_1;
+    if (mca_common_sfio_sharedfp_taken(fh)) {
+        *priority = 0;
+        return NULL;   /* fetchadd serves it: this component would lose anyway */
+    }
+    return probes[i].query(fh, priority);
+}
+
+static struct mca_sharedfp_base_module_1_0_0_t *lockedfile_unless_taken(struct ompio_file_t *fh,
+                                                                        int *priority)
+{
+    return query_unless_taken(0, fh, priority);
+}
+
+static struct mca_sharedfp_base_module_1_0_0_t *sm_unless_taken(struct ompio_file_t *fh,
+                                                                int *priority)
+{
+    return query_unless_taken(1, fh, priority);
 }
 
 static mca_base_component_list_item_t *listed(const char *name,
@@ -93,8 +104,7 @@ int mca_common_sfio_sharedfp_probe_skip(const mca_base_component_t *self, int se
     if (NULL == mine) {
         return 0;
     }
-    probes_init();
-    for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); ++i) {
+    for (size_t i = 0; i < NPROBES; ++i) {
         mca_base_component_list_item_t *theirs = listed(probes[i].name, NULL);
         int prio = NULL == theirs ? -1 : priority_of(probes[i].name);
         if (NULL != probes[i].component || NULL == theirs ||
@@ -118,7 +128,7 @@ int mca_common_sfio_sharedfp_probe_skip(const mca_base_component_t *self, int se
         if (cli == mine) {
             break;
         }
-        for (size_t i = 0; NULL == first && i < sizeof(probes) / sizeof(probes[0]); ++i) {
+        for (size_t i = 0; NULL == first && i < NPROBES; ++i) {
             if (NULL != probes[i].component && cli->cli_component ==
                                                    &probes[i].component->sharedfpm_version) {
                 first = cli;
@@ -134,7 +144,7 @@ int mca_common_sfio_sharedfp_probe_skip(const mca_base_component_t *self, int se
 
 void mca_common_sfio_sharedfp_probe_restore(void)
 {
-    for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); ++i) {
+    for (size_t i = 0; i < NPROBES; ++i) {
         if (NULL == probes[i].component) {
             continue;
         }
