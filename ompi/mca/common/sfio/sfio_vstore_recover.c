@@ -290,7 +290,8 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
         view_close(v);
         return;
     }
-    if (0 == fstat(fd, &st) && 0 == st.st_nlink) {
+    int src = fstat(fd, &st);
+    if (0 == src && 0 == st.st_nlink) {
         /* Unlinked between our open and our lock: its job closed it
          * cleanly (or another open applied it), dropping the lock last.
          * Its logs may be gone already; there is nothing to apply. */
@@ -299,7 +300,7 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
         view_close(v);
         return;
     }
-    if (0 != fstat(fd, &st) || (size_t) st.st_size < sizeof(sfio_coord_t) ||
+    if (0 != src || (size_t) st.st_size < sizeof(sfio_coord_t) ||
         MAP_FAILED == (void *) (v->c = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE,
                                             MAP_SHARED, fd, 0))) {
         v->c = NULL;
