@@ -51,45 +51,33 @@ replies() {
 }
 probed() { grep -c "lockedfile_component_file_query: returned" "$log"; }
 selected() { grep -c "select: component $1 selected" "$log"; }
-failed_job() { sed 's/^/# /' "$log" | tail -20; }
+observed() {
+    echo "lockedfile probes $(probed), lockedfile $(replies lockedfile), sm $(replies sm)," \
+         "selected: fetchadd $(selected fetchadd), lockedfile $(selected lockedfile)"
+}
+# report NAME STATUS: one TAP result; on failure what the log showed.
+report() {
+    if [ "$2" != 0 ]; then
+        echo "# $1: $(observed)"
+        sed 's/^/# /' "$log" | tail -20
+    fi
+    sfio_tap_result "$2" "$1"
+}
 
-ok=1
-if run_job && [ "$(probed)" = 0 ] && [ "$(replies lockedfile)" = "2xfailure" ] &&
-   [ "$(replies sm)" = "2xfailure" ] && [ "$(selected fetchadd)" = 2 ]; then
-    ok=0
-else
-    echo "# probes.skipped (lockedfile probes $(probed), lockedfile $(replies lockedfile), sm $(replies sm), fetchadd selected $(selected fetchadd))"
-    failed_job
-fi
-sfio_tap_result $ok "probes.skipped"
+run_job && [ "$(probed)" = 0 ] && [ "$(replies lockedfile)" = "2xfailure" ] &&
+    [ "$(replies sm)" = "2xfailure" ] && [ "$(selected fetchadd)" = 2 ]
+report probes.skipped $?
 
-ok=1
-if run_job --mca sharedfp_fetchadd_backend ofi --mca sharedfp_fetchadd_provider sfio-none &&
-   [ "$(probed)" = 2 ] && [ "$(selected fetchadd)" = 0 ] && [ "$(replies sm)" = "2x30" ]; then
-    ok=0
-else
-    echo "# probes.fallback (lockedfile probes $(probed), sm $(replies sm), fetchadd selected $(selected fetchadd))"
-    failed_job
-fi
-sfio_tap_result $ok "probes.fallback"
+run_job --mca sharedfp_fetchadd_backend ofi --mca sharedfp_fetchadd_provider sfio-none &&
+    [ "$(probed)" = 2 ] && [ "$(selected fetchadd)" = 0 ] && [ "$(replies sm)" = "2x30" ]
+report probes.fallback $?
 
-ok=1
-if run_job --mca sharedfp_lockedfile_priority 60 && [ "$(probed)" = 2 ] &&
-   [ "$(selected lockedfile)" = 2 ] && [ "$(replies sm)" = "2xfailure" ]; then
-    ok=0
-else
-    echo "# probes.priority (lockedfile probes $(probed), selected $(selected lockedfile), sm $(replies sm))"
-    failed_job
-fi
-sfio_tap_result $ok "probes.priority"
+run_job --mca sharedfp_lockedfile_priority 60 && [ "$(probed)" = 2 ] &&
+    [ "$(selected lockedfile)" = 2 ] && [ "$(replies sm)" = "2xfailure" ]
+report probes.priority $?
 
-ok=1
-if run_job --mca sharedfp_fetchadd_skip_probes 0 && [ "$(probed)" = 2 ] &&
-   [ "$(replies sm)" = "2x30" ] && [ "$(selected fetchadd)" = 2 ]; then
-    ok=0
-else
-    echo "# probes.off (lockedfile probes $(probed), sm $(replies sm), fetchadd selected $(selected fetchadd))"
-    failed_job
-fi
-sfio_tap_result $ok "probes.off"
+run_job --mca sharedfp_fetchadd_skip_probes 0 && [ "$(probed)" = 2 ] &&
+    [ "$(replies sm)" = "2x30" ] && [ "$(selected fetchadd)" = 2 ]
+report probes.off $?
+
 echo "1..$sfio_tap_tests"
