@@ -445,12 +445,53 @@ static void test_members(void)
     t_end();
 }
 
+/* Services closed without an agreement of their own, one after another
+ * (their hosts go round the nodes): each starts at zero and counts every
+ * rank's additions although the last one's host freed its table as soon
+ * as the barrier after the last operation let it. */
+static void test_close_quiesced(void)
+{
+    if (!t_begin("ofi.close_quiesced")) {
+        return;
+    }
+    mca_common_sfio_coord_config_t cfg = { .backend = MCA_COMMON_SFIO_COORD_OFI,
+                                           .timeout_ms = 20000, .host = -1 };
+    for (int k = 0; k < 32; ++k) {
+        mca_common_sfio_coord_t *c = NULL;
+        int rc = mca_common_sfio_coord_open((struct ompi_communicator_t *) MPI_COMM_WORLD, &cfg,
+                                            NSLOTS, 0, &c);
+        if (0 != rc) {
+            if (0 == k && 0 == t_rank) {
+                printf("# ofi.close_quiesced: ofi not available (%s)\n", strerror(-rc));
+            } else if (0 != k) {
+                t_failf("open %d: %s", k, strerror(-rc));
+            }
+            break;
+        }
+        int64_t old = 0, total = 0;
+        if (opened(mca_common_sfio_coord_fetch_add(c, SLOT_COUNT, k + 1, &old), "fetch_add")) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (opened(mca_common_sfio_coord_load(c, SLOT_COUNT, &total), "load") &&
+                total != (int64_t) t_np * (k + 1)) {
+                t_failf("service %d: count %lld, want %lld", k, (long long) total,
+                        (long long) t_np * (k + 1));
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);   /* every rank past its last operation */
+        (void) opened(mca_common_sfio_coord_close_quiesced(c), "close_quiesced");
+    }
+    t_end();
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "coord");
     /* first: it needs ranks that have not met */
     if (argc <= 1 || 0 == strcmp(argv[1], "members")) {
         test_members();
+    }
+    if (argc <= 1 || 0 == strcmp(argv[1], "quiesced")) {
+        test_close_quiesced();
     }
     static const char *every[] = { "local", "shm", "ofi:atomic", "ofi:message", "rma" };
     int nwant = argc > 1 ? argc - 1 : (int) (sizeof(every) / sizeof(every[0]));

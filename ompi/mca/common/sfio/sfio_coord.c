@@ -531,6 +531,14 @@ int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c)
     return NULL == c ? 0 : c->ops->close(c);
 }
 
+int mca_common_sfio_coord_close_quiesced(mca_common_sfio_coord_t *c)
+{
+    if (NULL == c) {
+        return 0;
+    }
+    return NULL != c->ops->close_quiesced ? c->ops->close_quiesced(c) : c->ops->close(c);
+}
+
 const char *mca_common_sfio_coord_name(const mca_common_sfio_coord_t *c)
 {
     return NULL == c ? "none" : c->ops->name;

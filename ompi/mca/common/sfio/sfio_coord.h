@@ -96,6 +96,10 @@ typedef struct mca_common_sfio_coord_ops_t {
     int (*load)(mca_common_sfio_coord_t *c, int slot, int64_t *value_p);
     int (*store)(mca_common_sfio_coord_t *c, int slot, int64_t value);
     int (*close)(mca_common_sfio_coord_t *c);   /* collective; frees c */
+    /* Optional (NULL: close): frees c without a collective of its own,
+     * every rank being past its last operation on c (see
+     * mca_common_sfio_coord_close_quiesced). */
+    int (*close_quiesced)(mca_common_sfio_coord_t *c);
     int (*host)(const mca_common_sfio_coord_t *c);   /* rank holding the counters; NULL: none */
     /* Optional (NULL: the caller composes it from MPI collectives and
      * fetch_add): every rank of the service calls it once per round with
@@ -183,6 +187,14 @@ int mca_common_sfio_coord_publish(mca_common_sfio_coord_t *c, int slot, int64_t 
 /* Collective (rma frees its window, ofi's host its counters); NULL is a
  * no-op. */
 int mca_common_sfio_coord_close(mca_common_sfio_coord_t *c);
+
+/* Close, called by every rank when no rank will issue another operation
+ * on c and every rank's earlier ones have returned: a collective on the
+ * communicator came after the last one (OMPIO's file close starts with a
+ * barrier; the fs, fbtl and sharedfp closes come after it).  Backends
+ * whose close only waits for that (ofi) skip their agreement; the others
+ * close collectively as mca_common_sfio_coord_close.  NULL is a no-op. */
+int mca_common_sfio_coord_close_quiesced(mca_common_sfio_coord_t *c);
 
 const char *mca_common_sfio_coord_name(const mca_common_sfio_coord_t *c);
 

@@ -41,9 +41,15 @@ static inline int mca_common_sfio_coord_agree(struct ompi_communicator_t *comm, 
  *                                                    + allreduce the first time]
  *   the host makes the service
  *   err = mca_common_sfio_coord_announce(...)        bcast
- *   mca_common_sfio_coord_agree(comm, &err)          allreduce
+ *   mca_common_sfio_coord_agree(comm, &err)          allreduce, where a rank
+ *                                                    can still fail after
+ *                                                    the announcement
  * Every failure before the announcement is every rank's at once; the
- * final agreement makes the later ones every rank's.
+ * final agreement makes the later ones every rank's (the lock manager's
+ * clients check that no other service of theirs drew the same id; the
+ * counters have nothing left to fail and skip it).  A service whose
+ * ranks are past their last operation (after OMPIO's close barrier)
+ * closes without an agreement (close_quiesced).
  */
 
 /* Sets the protocol's handler and tick, starts the endpoint (once per

@@ -607,14 +607,24 @@ static void hosted_remove(hosted_t *h)
     hosted_free(h);
 }
 
+/* Every operation is synchronous: once every rank is past its last one
+ * the host may forget the service (a late request would be answered
+ * with an error). */
+static int ofi_close_quiesced(mca_common_sfio_coord_t *c)
+{
+    coord_ofi_t *o = (coord_ofi_t *) c;
+    hosted_remove(o->hosted);
+    free(o);
+    return 0;
+}
+
 static int ofi_close(mca_common_sfio_coord_t *c)
 {
     coord_ofi_t *o = (coord_ofi_t *) c;
     /* every rank's operations are done before the host forgets the service */
     int err = 0;
     int rc = mca_common_sfio_coord_agree(o->comm, &err);
-    hosted_remove(o->hosted);
-    free(o);
+    (void) ofi_close_quiesced(c);
     return rc;
 }
 
@@ -625,7 +635,8 @@ static int ofi_host(const mca_common_sfio_coord_t *c)
 
 static const mca_common_sfio_coord_ops_t ofi_ops = {
     .name = "ofi", .fetch_add = ofi_fetch_add, .load = ofi_load, .store = ofi_store,
-    .close = ofi_close, .host = ofi_host, .ordered_add = ofi_ordered_add,
+    .close = ofi_close, .close_quiesced = ofi_close_quiesced, .host = ofi_host,
+    .ordered_add = ofi_ordered_add,
     .compare_swap = ofi_compare_swap, .publish = ofi_publish,
 };
 
@@ -737,11 +748,11 @@ int mca_common_sfio_coord_ofi_open(struct ompi_communicator_t *comm,
         }
     }
     free(j.peers);
-    /* the service id and, with atomics, the host's region */
+    /* The service id and, with atomics, the host's region.  Every rank
+     * ends with the host's outcome (the join agreed on the rest), so no
+     * agreement follows; the host listed the service before the bcast,
+     * so no request can come before it. */
     err = mca_common_sfio_coord_announce(comm, host, &hmsg, err);
-    if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
-        err = -EIO;
-    }
     if (0 != err) {
         hosted_remove(h);
         free(o);

@@ -89,6 +89,12 @@ SFIO_EXPORT int mca_common_sfio_locksvc_open(struct ompi_communicator_t *comm,
  * queue.  NULL: no-op. */
 SFIO_EXPORT int mca_common_sfio_locksvc_close(mca_common_sfio_locksvc_t *svc);
 
+/* Close without a collective of its own, called by every rank once every
+ * rank is past its last acquire and release (a collective came after
+ * them: OMPIO's file close starts with a barrier).  A release still on
+ * its way finds no queue, which no rank waits on any more.  NULL: no-op. */
+SFIO_EXPORT int mca_common_sfio_locksvc_close_quiesced(mca_common_sfio_locksvc_t *svc);
+
 /* Why this rank's last open failed (static text). */
 SFIO_EXPORT const char *mca_common_sfio_locksvc_why(void);
 

@@ -98,7 +98,8 @@ int sfio_ompio_locksvc_close(mca_common_sfio_file_t *f)
     if (NULL == f->locksvc) {
         return MPI_SUCCESS;
     }
-    int rc = mca_common_sfio_locksvc_close(f->locksvc);
+    /* fs close: after OMPIO's barrier, no rank locks again */
+    int rc = mca_common_sfio_locksvc_close_quiesced(f->locksvc);
     f->locksvc = NULL;
     f->route.valid = false;
     return 0 == rc ? MPI_SUCCESS : MPI_ERR_OTHER;

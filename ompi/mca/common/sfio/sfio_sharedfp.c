@@ -69,14 +69,18 @@ static int amode_error(const ompio_file_t *fh, bool write)
 
 /*
  * Services created at query time, waiting for the file's open (or for
- * unquery, when another component won).  Keyed by the file handle; a
- * handle is queried and opened by one thread, but two threads may open
- * two files at once.
+ * unquery, when another component won), with the open's memory, taken
+ * before the service so that the service's open agrees on its failure
+ * and the file's open has nothing left to fail.  Keyed by the file
+ * handle; a handle is queried and opened by one thread, but two threads
+ * may open two files at once.
  */
 typedef struct pending_t {
     struct pending_t *next;
     const ompio_file_t *fh;
     mca_common_sfio_coord_t *coord;
+    struct mca_sharedfp_base_data_t *sh;
+    sfp_file_t *f;
 } pending_t;
 
 static pending_t *pending_head = NULL;
@@ -92,21 +96,33 @@ static void pending_put(pending_t *p, const ompio_file_t *fh, mca_common_sfio_co
     pthread_mutex_unlock(&pending_lock);
 }
 
-static mca_common_sfio_coord_t *pending_take(const ompio_file_t *fh)
+/* fh's pending service, out of the list (NULL: none). */
+static pending_t *pending_take(const ompio_file_t *fh)
 {
-    mca_common_sfio_coord_t *coord = NULL;
+    pending_t *p = NULL;
     pthread_mutex_lock(&pending_lock);
     for (pending_t **pp = &pending_head; NULL != *pp; pp = &(*pp)->next) {
         if ((*pp)->fh == fh) {
-            pending_t *p = *pp;
+            p = *pp;
             *pp = p->next;
-            coord = p->coord;
-            free(p);
             break;
         }
     }
     pthread_mutex_unlock(&pending_lock);
-    return coord;
+    return p;
+}
+
+/* Collective (the service's close): frees a pending service unused. */
+static int pending_drop(pending_t *p)
+{
+    if (NULL == p) {
+        return 0;
+    }
+    int rc = mca_common_sfio_coord_close(p->coord);   /* collective for rma */
+    free(p->sh);
+    free(p->f);
+    free(p);
+    return rc;
 }
 
 bool mca_common_sfio_sharedfp_taken(const ompio_file_t *fh)
@@ -174,11 +190,19 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
         return false;
     }
     mca_common_sfio_coord_t *coord = NULL;
-    pending_t *p = malloc(sizeof(*p));   /* before: its failure is agreed on */
-    int rc = coord_create(fh, options, NULL == p ? -ENOMEM : 0, &coord);
+    /* before the service: the failure to get them is agreed on with it */
+    pending_t *p = calloc(1, sizeof(*p));
+    if (NULL != p) {
+        p->sh = calloc(1, sizeof(*p->sh));
+        p->f = calloc(1, sizeof(*p->f));
+    }
+    bool have = NULL != p && NULL != p->sh && NULL != p->f;
+    int rc = coord_create(fh, options, have ? 0 : -ENOMEM, &coord);
     if (0 == rc) {
         pending_put(p, fh, coord);
-    } else {
+    } else if (NULL != p) {
+        free(p->sh);
+        free(p->f);
         free(p);
     }
     if (0 != rc) {
@@ -197,7 +221,7 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
 
 void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh)
 {
-    (void) mca_common_sfio_coord_close(pending_take(fh));   /* collective for rma */
+    (void) pending_drop(pending_take(fh));
 }
 
 /* MPI_File_get_info shows the backend as "sfio_sharedfp_backend" and the
@@ -224,26 +248,23 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     (void) comm;   /* the user's communicator; fh->f_comm is OMPIO's private duplicate */
     (void) amode;
     (void) info;
-    struct mca_sharedfp_base_data_t *sh = calloc(1, sizeof(*sh));
-    sfp_file_t *f = calloc(1, sizeof(*f));
-    mca_common_sfio_coord_t *coord = pending_take(fh);
-    int local_err = (NULL == sh || NULL == f) ? -ENOMEM : 0;
+    struct mca_sharedfp_base_data_t *sh;
+    sfp_file_t *f;
+    mca_common_sfio_coord_t *coord = NULL;
+    pending_t *p = pending_take(fh);
     int rc;
-    if (NULL != coord) {
-        /* Every rank has its service from the query (whose outcome is
-         * agreed on): agree on local failures before anyone keeps it. */
-        rc = local_err;
-        ompi_communicator_t *c = fh->f_comm;
-        if (OMPI_SUCCESS != c->c_coll->coll_allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, c,
-                                                      c->c_coll->coll_allreduce_module)) {
-            rc = -EIO;
-        }
-        if (0 != rc) {
-            (void) mca_common_sfio_coord_close(coord);
-            coord = NULL;
-        }
+    if (NULL != p) {
+        /* Every rank has its service and memory from the query, whose
+         * outcome is agreed on: nothing is left to fail. */
+        sh = p->sh;
+        f = p->f;
+        coord = p->coord;
+        free(p);
+        rc = 0;
     } else {
-        rc = coord_create(fh, options, local_err, &coord);
+        sh = calloc(1, sizeof(*sh));
+        f = calloc(1, sizeof(*f));
+        rc = coord_create(fh, options, (NULL == sh || NULL == f) ? -ENOMEM : 0, &coord);
     }
     if (0 != rc) {
         if (0 == fh->f_rank) {
@@ -276,12 +297,13 @@ int mca_common_sfio_sharedfp_close(ompio_file_t *fh)
         /* OMPIO opens the fs after selecting sharedfp: when that fails,
          * the open never comes and the file's close (on every rank, the fs
          * agrees on its error) frees what the query made */
-        return sfp_error(mca_common_sfio_coord_close(pending_take(fh)));
+        return sfp_error(pending_drop(pending_take(fh)));
     }
     sfp_file_t *f = sh->selected_module_data;
     int rc = 0;
     if (NULL != f) {
-        rc = mca_common_sfio_coord_close(f->coord);   /* collective for rma */
+        /* after OMPIO's close barrier; still collective for rma */
+        rc = mca_common_sfio_coord_close_quiesced(f->coord);
         free(f);
     }
     free(sh);
