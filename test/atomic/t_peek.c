@@ -12,8 +12,11 @@
  * with MPI_File_write_at; a barrier on MPI_COMM_WORLD (not a file
  * operation) ends the round; then every rank reads a random extent and
  * the whole file and compares them with the model every rank keeps (the
- * extents come from one seed).  After the rounds the file is closed,
- * reopened and checked once more.  Prints "ok peek ..." or "FAIL ..." on
+ * extents come from one seed).  Twice the file is cut to half its size
+ * and grown back (MPI_File_set_size, collective): right after the first
+ * write, when only its writer has touched the store, and after the last
+ * round; the cut bytes must read as zeros (no version resurfaces).
+ * After the rounds the file is closed, reopened and checked once more.  Prints "ok peek ..." or "FAIL ..." on
  * rank 0; exit status 1 on any mismatch.
  */
 #include <mpi.h>
@@ -66,6 +69,24 @@ static long check(MPI_File fh, const unsigned char *model, uint64_t size, uint64
         fprintf(stderr, "rank %d round %d %s: read %d bytes at %llu, expected %llu\n", rank, round,
                 what, count, (unsigned long long) off, (unsigned long long) expect);
     }
+    return bad;
+}
+
+/* Cuts the file to half its size, checks it, grows it back and checks
+ * that the cut bytes are zeros; updates the model and *fsize. */
+static long cut_and_regrow(MPI_File fh, unsigned char *model, uint64_t *fsize, unsigned char *buf,
+                           int round, int rank)
+{
+    uint64_t old = *fsize, cut = old / 2;
+    long bad = 0;
+    MPI_File_set_size(fh, (MPI_Offset) cut);
+    memset(model + cut, 0, FILE_MAX - cut);
+    *fsize = cut;
+    bad += check(fh, model, cut, 0, FILE_MAX, buf, "after set_size cut", round, rank);
+    MPI_File_set_size(fh, (MPI_Offset) old);
+    *fsize = old;
+    bad += check(fh, model, old, 0, FILE_MAX, buf, "after set_size regrow", round, rank);
+    MPI_Barrier(MPI_COMM_WORLD);
     return bad;
 }
 
@@ -122,11 +143,17 @@ int main(int argc, char **argv)
             fsize = off + len;
         }
         MPI_Barrier(MPI_COMM_WORLD);
+        if (1 == k) {
+            bad += cut_and_regrow(fh, model, &fsize, buf, k, rank);
+        }
         uint64_t rlen = 1 + rng() % EXTENT_MAX;
         uint64_t roff = rng() % (FILE_MAX - rlen);
         bad += check(fh, model, fsize, roff, rlen, buf, "extent", k, rank);
         bad += check(fh, model, fsize, 0, FILE_MAX, buf, "whole file", k, rank);
         MPI_Barrier(MPI_COMM_WORLD);
+        if (rounds == k && 1 != k) {
+            bad += cut_and_regrow(fh, model, &fsize, buf, k, rank);
+        }
     }
     MPI_File_close(&fh);
     MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);

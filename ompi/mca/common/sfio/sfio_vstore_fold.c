@@ -541,9 +541,22 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
     int rc;
 
     /* After a barrier every write of the group has returned, so every
-     * version is published and all ranks see the same P and F. */
-    if (!synced && 0 != c->barrier(c->ctx)) {
-        return -EIO;
+     * version is published and all ranks see the same P and F.  Here the
+     * barrier is an allreduce that also tells whether any rank has the
+     * store mapped: a store is made only by a rank that maps it, so when
+     * none has, no version exists and there is nothing to fold (the
+     * files' truncation at open, MPI_File_set_size(fh, 0), costs one
+     * collective). */
+    if (!synced) {
+        pthread_mutex_lock(&s->lock);
+        int any = NULL != s->coord;
+        pthread_mutex_unlock(&s->lock);
+        if (0 != c->allreduce_max_int(c->ctx, &any)) {
+            return -EIO;
+        }
+        if (!any) {
+            return durable ? sfio_vstore_agree(c, 0 != fsync(s->flat_fd) ? -errno : 0) : 0;
+        }
     }
     pthread_mutex_lock(&s->lock);
     /* A rank that never made an atomic access maps the store now if the
