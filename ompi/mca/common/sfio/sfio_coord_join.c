@@ -23,7 +23,6 @@
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
-#include "ompi/group/group.h"
 #include "opal/util/output.h"
 
 #include "sfio_coord_int.h"
@@ -37,15 +36,6 @@ typedef struct {
     uint32_t len;
     char name[MCA_COMMON_SFIO_FABRIC_NAME_MAX];
 } name_msg_t;
-
-/* The process of comm's rank r, by its name (job id, rank in the job):
- * 32 bits each on 4.1 and 5.0 alike, unique among connected jobs. */
-static uint64_t proc_key(struct ompi_communicator_t *comm, int r)
-{
-    opal_process_name_t name = ompi_group_get_proc_name(comm->c_remote_group, r);
-    _Static_assert(sizeof(name.jobid) <= 4 && sizeof(name.vpid) <= 4, "process name > 64 bits");
-    return ((uint64_t) name.jobid << 32) | (uint64_t) name.vpid;
-}
 
 int mca_common_sfio_coord_fabric(struct ompi_communicator_t *comm, const char *provider,
                                  mca_common_sfio_fabric_proto_t proto,
@@ -103,7 +93,7 @@ int mca_common_sfio_fabric_members(struct ompi_communicator_t *comm, int64_t *vo
     }
     if (0 == err) {
         for (int r = 0; r < n; ++r) {
-            procs[r] = proc_key(comm, r);
+            procs[r] = mca_common_sfio_proc_key(comm, r);
         }
         known = mca_common_sfio_fabric_known(procs, (size_t) n, peers);
     }

@@ -11,7 +11,9 @@
 #include "ompi_config.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/group/group.h"
 #include "ompi/proc/proc.h"
 
 #include "sfio_topo.h"
@@ -32,7 +35,9 @@
 #include "sfio_util.h"
 
 typedef struct {
+    _Atomic int refs;   /* communicators holding it, and the group table */
     char *emulate;      /* what this was computed for ("": real) */
+    uint64_t *procs;    /* the processes, in rank order (the group's key) */
     mca_common_sfio_place_topo_t topo;
     int *node;
     int *package;       /* NULL: one package per node */
@@ -45,13 +50,66 @@ static pthread_once_t topo_keyval_once = PTHREAD_ONCE_INIT;
 
 static void cache_free(topo_cache_t *c)
 {
-    if (NULL != c) {
+    if (NULL != c && 1 == atomic_fetch_sub(&c->refs, 1)) {
         free(c->emulate);
+        free(c->procs);
         free(c->node);
         free(c->package);
         free(c->node_cpus);
         free(c);
     }
+}
+
+/*
+ * The topologies of the last few groups of processes, by their members
+ * in rank order: OMPIO duplicates the user's communicator for every open
+ * file, so without this every file would gather its topology anew.  The
+ * ranks agree that each found the group (one allreduce) before any uses
+ * it, so a rank that dropped or never kept an entry only makes the group
+ * gather again.
+ */
+#define GROUPS_KEPT 16
+static struct {
+    pthread_mutex_t lock;
+    topo_cache_t *kept[GROUPS_KEPT];
+    uint64_t used[GROUPS_KEPT];
+    uint64_t clock;
+} groups = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* A reference to the kept topology of procs[P] computed for spec, or NULL. */
+static topo_cache_t *group_find(const uint64_t *procs, int P, const char *spec)
+{
+    topo_cache_t *found = NULL;
+    pthread_mutex_lock(&groups.lock);
+    for (int i = 0; i < GROUPS_KEPT && NULL == found; ++i) {
+        topo_cache_t *c = groups.kept[i];
+        if (NULL != c && c->topo.n == P && 0 == strcmp(c->emulate, spec) &&
+            0 == memcmp(c->procs, procs, (size_t) P * sizeof(*procs))) {
+            atomic_fetch_add(&c->refs, 1);
+            groups.used[i] = ++groups.clock;
+            found = c;
+        }
+    }
+    pthread_mutex_unlock(&groups.lock);
+    return found;
+}
+
+/* Keeps c (one more reference) in place of the least recently used. */
+static void group_keep(topo_cache_t *c)
+{
+    pthread_mutex_lock(&groups.lock);
+    int slot = 0;
+    for (int i = 1; i < GROUPS_KEPT; ++i) {
+        if (groups.used[i] < groups.used[slot]) {
+            slot = i;
+        }
+    }
+    topo_cache_t *old = groups.kept[slot];
+    atomic_fetch_add(&c->refs, 1);
+    groups.kept[slot] = c;
+    groups.used[slot] = ++groups.clock;
+    pthread_mutex_unlock(&groups.lock);
+    cache_free(old);
 }
 
 static int cache_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
@@ -168,6 +226,38 @@ static int agree(struct ompi_communicator_t *comm, int ok)
     return OMPI_SUCCESS == rc && all;
 }
 
+uint64_t mca_common_sfio_proc_key(struct ompi_communicator_t *comm, int r)
+{
+    opal_process_name_t name = ompi_group_get_proc_name(comm->c_remote_group, r);
+    _Static_assert(sizeof(name.jobid) <= 4 && sizeof(name.vpid) <= 4, "process name > 64 bits");
+    return ((uint64_t) name.jobid << 32) | (uint64_t) name.vpid;
+}
+
+/* The kept topology of comm's group, when every rank has it (one
+ * allreduce), set on comm; NULL on every rank otherwise. */
+static topo_cache_t *from_group(struct ompi_communicator_t *comm, const char *spec,
+                                uint64_t *procs)
+{
+    int P = ompi_comm_size(comm);
+    topo_cache_t *c = NULL;
+    if (NULL != procs) {
+        for (int r = 0; r < P; ++r) {
+            procs[r] = mca_common_sfio_proc_key(comm, r);
+        }
+        c = group_find(procs, P, spec);
+    }
+    int set = NULL != c && MPI_SUCCESS == MPI_Comm_set_attr(comm, topo_keyval, c);
+    if (agree(comm, set)) {
+        return c;   /* the attribute holds the reference */
+    }
+    if (set) {
+        (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* drops the reference */
+    } else {
+        cache_free(c);
+    }
+    return NULL;
+}
+
 int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emulate, int output,
                              const mca_common_sfio_place_topo_t **topo_p)
 {
@@ -184,6 +274,17 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
         }
         (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
     }
+    /* the same answer everywhere: the keyval is made once per process,
+     * before any communicator could hold one */
+    if (MPI_KEYVAL_INVALID != topo_keyval) {
+        uint64_t *procs = malloc((size_t) P * sizeof(*procs));
+        c = from_group(comm, spec, procs);
+        free(procs);
+        if (NULL != c) {
+            *topo_p = &c->topo;
+            return OMPI_SUCCESS;
+        }
+    }
 
     /* Every local failure from here on is agreed on before anyone uses or
      * keeps the result: a cache on some ranks only would make them skip a
@@ -191,12 +292,19 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
     c = calloc(1, sizeof(*c));
     int ok = NULL != c && MPI_KEYVAL_INVALID != topo_keyval;
     if (ok) {
+        atomic_init(&c->refs, 1);
         c->emulate = strdup(spec);
+        c->procs = malloc((size_t) P * sizeof(*c->procs));
         c->node = malloc((size_t) P * sizeof(int));
         c->package = malloc((size_t) P * sizeof(int));
         c->node_cpus = malloc((size_t) P * sizeof(int));
-        ok = NULL != c->emulate && NULL != c->node && NULL != c->package &&
+        ok = NULL != c->emulate && NULL != c->procs && NULL != c->node && NULL != c->package &&
              NULL != c->node_cpus;
+    } else if (NULL != c) {
+        atomic_init(&c->refs, 1);
+    }
+    for (int r = 0; ok && r < P; ++r) {
+        c->procs[r] = mca_common_sfio_proc_key(comm, r);
     }
     /* Whether to emulate depends on spec only (the same on every rank),
      * never on a local failure: probe it on one rank's worth. */
@@ -242,6 +350,7 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
         opal_output_verbose(1, output, "fcoll:adaptive: topology unknown, placing by rank");
         return OMPI_ERROR;
     }
+    group_keep(c);   /* for the group's next communicators */
     if (!emulated && 0 == ompi_comm_rank(comm)) {
         opal_output_verbose(1, output, "fcoll:adaptive: %d nodes, from %s", c->topo.nnodes,
                             c->from_runtime ? "the runtime (PMIx host names)"

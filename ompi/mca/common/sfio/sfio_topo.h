@@ -2,8 +2,10 @@
  * sfio_topo: where the ranks of a file's communicator run (node and
  * package of each rank), the input of the pure placement sfio_placeplan.
  * Computed at the first collective call on a communicator and cached as
- * an attribute of it; OMPIO gives every open file its own duplicate of the
- * user's communicator, so this is once per file, freed at close.
+ * an attribute of it.  OMPIO gives every open file its own duplicate of
+ * the user's communicator, so the last few groups of processes are kept
+ * too: a later file of the same processes agrees that every rank has
+ * its group's topology (one allreduce) instead of gathering it again.
  */
 #ifndef MCA_COMMON_SFIO_TOPO_H
 #define MCA_COMMON_SFIO_TOPO_H
@@ -25,6 +27,10 @@ BEGIN_C_DECLS
  * every rank's (then the caller places by rank). */
 int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emulate, int output,
                              const mca_common_sfio_place_topo_t **topo_p);
+
+/* The process of comm's rank r by its name (job id, rank in the job):
+ * 32 bits each on 4.1 and 5.0 alike, unique among connected jobs. */
+uint64_t mca_common_sfio_proc_key(struct ompi_communicator_t *comm, int r);
 
 END_C_DECLS
 
