@@ -31,6 +31,10 @@
 #include "sfio_ompio.h"   /* mca_common_sfio_output */
 #include "sfio_topo.h"
 
+/* Groups up to this size connect every pair when they exchange addresses
+ * (mca_common_sfio_fabric_greet); larger ones connect at first use. */
+#define GREET_MAX 64
+
 /* A rank's fabric address in the allgather (fixed size). */
 typedef struct {
     uint32_t len;
@@ -112,6 +116,12 @@ int mca_common_sfio_fabric_members(struct ompi_communicator_t *comm, int64_t *vo
         err = exchange(comm, procs, all, peers);
         if (0 != mca_common_sfio_coord_agree(comm, &err) && 0 == err) {
             err = -EIO;
+        }
+        /* the services of the group's later files go to every rank in
+         * turn: connect to each now, while the first file starts the
+         * fabric anyway (bounded: one connection per peer) */
+        if (0 == err && n <= GREET_MAX) {
+            mca_common_sfio_fabric_greet(peers, (size_t) n, (size_t) ompi_comm_rank(comm));
         }
         if (0 == ompi_comm_rank(comm)) {
             opal_output_verbose(10, mca_common_sfio_output,

@@ -720,6 +720,16 @@ size_t mca_common_sfio_fabric_msg_max(void)
     return 1 == fab.state ? fab.msg_max : 0;
 }
 
+void mca_common_sfio_fabric_greet(const uint64_t *peers, size_t n, size_t self)
+{
+    for (size_t i = 0; i < n; ++i) {
+        if (i != self) {
+            (void) mca_common_sfio_fabric_send(peers[i], MCA_COMMON_SFIO_FABRIC_PROTO_GREET, "", 0,
+                                               1000);
+        }
+    }
+}
+
 int mca_common_sfio_fabric_send(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
                                 const void *msg, size_t len, int64_t timeout_ms)
 {

@@ -46,6 +46,7 @@
 typedef enum {
     MCA_COMMON_SFIO_FABRIC_PROTO_COORD = 0,   /* counters (sfio_coord_ofi) */
     MCA_COMMON_SFIO_FABRIC_PROTO_LOCK = 1,    /* list-lock manager (sfio_locksvc) */
+    MCA_COMMON_SFIO_FABRIC_PROTO_GREET = 2,   /* no service: received and dropped */
     MCA_COMMON_SFIO_FABRIC_PROTOS
 } mca_common_sfio_fabric_proto_t;
 
@@ -111,6 +112,13 @@ int mca_common_sfio_fabric_learn(uint64_t proc, const void *name, size_t len, ui
  * reliable endpoint delivers it unless the peer is gone. */
 int mca_common_sfio_fabric_send(uint64_t peer, mca_common_sfio_fabric_proto_t proto,
                                 const void *msg, size_t len, int64_t timeout_ms);
+
+/* Sends an empty message of no service to each of peers[n] but
+ * peers[self], so that a connection-based provider (tcp;ofi_rxm) sets up
+ * its connection to each now: the first request of a later service to a
+ * host it never spoke to then costs a round trip, not a connection set-up
+ * as well.  Best effort: failures are ignored. */
+void mca_common_sfio_fabric_greet(const uint64_t *peers, size_t n, size_t self);
 
 /*
  * Remote atomics on 64-bit integers in a peer's registered memory, when
