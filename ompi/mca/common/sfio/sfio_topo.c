@@ -233,8 +233,9 @@ uint64_t mca_common_sfio_proc_key(struct ompi_communicator_t *comm, int r)
     return ((uint64_t) name.jobid << 32) | (uint64_t) name.vpid;
 }
 
-/* The kept topology of comm's group, when every rank has it (one
- * allreduce), set on comm; NULL on every rank otherwise. */
+/* Collective: the kept topology of comm's group, when every rank has it
+ * (one allreduce), set on comm; NULL on every rank otherwise (procs NULL:
+ * this rank has none). */
 static topo_cache_t *from_group(struct ompi_communicator_t *comm, const char *spec,
                                 uint64_t *procs)
 {
@@ -274,16 +275,14 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
         }
         (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
     }
-    /* the same answer everywhere: the keyval is made once per process,
-     * before any communicator could hold one */
-    if (MPI_KEYVAL_INVALID != topo_keyval) {
-        uint64_t *procs = malloc((size_t) P * sizeof(*procs));
-        c = from_group(comm, spec, procs);
-        free(procs);
-        if (NULL != c) {
-            *topo_p = &c->topo;
-            return OMPI_SUCCESS;
-        }
+    /* every rank takes part, whatever it lacks (keyval, memory) */
+    uint64_t *procs = MPI_KEYVAL_INVALID != topo_keyval ? malloc((size_t) P * sizeof(*procs))
+                                                        : NULL;
+    c = from_group(comm, spec, procs);
+    free(procs);
+    if (NULL != c) {
+        *topo_p = &c->topo;
+        return OMPI_SUCCESS;
     }
 
     /* Every local failure from here on is agreed on before anyone uses or
