@@ -720,12 +720,16 @@ size_t mca_common_sfio_fabric_msg_max(void)
     return 1 == fab.state ? fab.msg_max : 0;
 }
 
+/* How long a greeting waits for a busy provider: it is best effort, and
+ * the greetings of a group go one after another inside an open. */
+#define GREET_WAIT_MS 50
+
 void mca_common_sfio_fabric_greet(const uint64_t *peers, size_t n, size_t self)
 {
     for (size_t i = 0; i < n; ++i) {
         if (i != self) {
             (void) mca_common_sfio_fabric_send(peers[i], MCA_COMMON_SFIO_FABRIC_PROTO_GREET, "", 0,
-                                               1000);
+                                               GREET_WAIT_MS);
         }
     }
 }

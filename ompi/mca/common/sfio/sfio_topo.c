@@ -234,18 +234,20 @@ uint64_t mca_common_sfio_proc_key(struct ompi_communicator_t *comm, int r)
 }
 
 /* Collective: the kept topology of comm's group, when every rank has it
- * (one allreduce), set on comm; NULL on every rank otherwise (procs NULL:
- * this rank has none). */
-static topo_cache_t *from_group(struct ompi_communicator_t *comm, const char *spec,
-                                uint64_t *procs)
+ * (one allreduce), set on comm; NULL on every rank otherwise.  Every rank
+ * takes part, whatever it lacks (keyval, memory). */
+static topo_cache_t *from_group(struct ompi_communicator_t *comm, const char *spec)
 {
     int P = ompi_comm_size(comm);
     topo_cache_t *c = NULL;
+    uint64_t *procs = MPI_KEYVAL_INVALID != topo_keyval ? malloc((size_t) P * sizeof(*procs))
+                                                        : NULL;
     if (NULL != procs) {
         for (int r = 0; r < P; ++r) {
             procs[r] = mca_common_sfio_proc_key(comm, r);
         }
         c = group_find(procs, P, spec);
+        free(procs);
     }
     int set = NULL != c && MPI_SUCCESS == MPI_Comm_set_attr(comm, topo_keyval, c);
     if (agree(comm, set)) {
@@ -275,11 +277,7 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
         }
         (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
     }
-    /* every rank takes part, whatever it lacks (keyval, memory) */
-    uint64_t *procs = MPI_KEYVAL_INVALID != topo_keyval ? malloc((size_t) P * sizeof(*procs))
-                                                        : NULL;
-    c = from_group(comm, spec, procs);
-    free(procs);
+    c = from_group(comm, spec);
     if (NULL != c) {
         *topo_p = &c->topo;
         return OMPI_SUCCESS;
