@@ -153,51 +153,88 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
                             const mca_common_sfio_fs_options_t *options)
 {
     int perm = mca_fs_base_get_file_perm(fh);
-    int err = MPI_SUCCESS;
     (void) info;
 
+    /* The store serves atomic mode of writable files.  Its counters live
+     * in a page of the node, or in the file's coordination service when
+     * no page is shared by all the file's ranks; then the store must be
+     * where every node sees it, beside the file (a store_dir is per node,
+     * e.g. /dev/shm). */
+    bool want_store = !(amode & MPI_MODE_RDONLY) && options->versioned_store;
+    bool spans = want_store && mca_common_sfio_coord_spans_nodes(comm);
+    const char *store_path = fh->f_fullfilename ? fh->f_fullfilename : filename;
+    const char *warn = NULL;
+
     /* The root creates first and recovers what a crashed job left (so no
-     * rank reads before); the others open what it created. */
+     * rank reads before), and names the store; the others open what it
+     * created and prepare the store it named.  One broadcast and one
+     * agreement carry both. */
+    struct {
+        int err;
+        mca_common_sfio_vstore_name_t store;
+    } msg = { .err = MPI_SUCCESS, .store = { .rc = -ENOTSUP } };
     fh->fd = -1;
     if (OMPIO_ROOT == fh->f_rank) {
         bool created = false;
         fh->fd = root_open(filename, open_flags(amode, OMPIO_ROOT), perm, &created);
         if (fh->fd < 0) {
-            err = mca_common_sfio_errno_to_mpi(-fh->fd);
+            msg.err = mca_common_sfio_errno_to_mpi(-fh->fd);
         } else {
-            err = recover_stores(filename, fh->fd, options->store_dir, created);
-            if (MPI_SUCCESS != err) {
+            msg.err = recover_stores(filename, fh->fd, options->store_dir, created);
+            if (MPI_SUCCESS != msg.err) {
                 close(fh->fd);
                 fh->fd = -1;
             }
         }
+        if (MPI_SUCCESS == msg.err && want_store) {
+            mca_common_sfio_vstore_name(store_path, spans ? NULL : options->store_dir, fh->fd,
+                                        &msg.store, &warn);
+        }
     }
-    int rc = comm->c_coll->coll_bcast(&err, 1, MPI_INT, OMPIO_ROOT, comm,
+    /* the store's name only where a store is wanted (alike on all ranks) */
+    int bytes = want_store ? (int) sizeof(msg) : (int) sizeof(msg.err);
+    int rc = comm->c_coll->coll_bcast(&msg, bytes, MPI_BYTE, OMPIO_ROOT, comm,
                                       comm->c_coll->coll_bcast_module);
     if (OMPI_SUCCESS != rc) {
-        err = rc;
+        msg.err = rc;
     }
+    int err = msg.err;
     if (MPI_SUCCESS == err && OMPIO_ROOT != fh->f_rank) {
         fh->fd = open(filename, open_flags(amode, fh->f_rank), perm);
         if (fh->fd < 0) {
             err = mca_common_sfio_errno_to_mpi(errno);
         }
     }
-    /* Every rank returns the same answer: a failure anywhere fails all. */
-    int global = err;
-    rc = comm->c_coll->coll_allreduce(&err, &global, 1, MPI_INT, MPI_MAX, comm,
+    mca_common_sfio_vstore_t *store = NULL;
+    int store_rc = -ENOTSUP;
+    if (MPI_SUCCESS == err && want_store) {
+        mca_common_sfio_coll_t coll = coll_of(fh);
+        coll.ctx = comm;
+        store_rc = mca_common_sfio_vstore_named_open(&msg.store, fh->fd, &coll, &store);
+    }
+    /* Every rank returns the same answer: a failure anywhere fails all,
+     * and the store exists on every rank or on none (errno values are
+     * positive: MAX picks a failure). */
+    int local[2] = { err, -store_rc }, global[2];
+    rc = comm->c_coll->coll_allreduce(local, global, 2, MPI_INT, MPI_MAX, comm,
                                       comm->c_coll->coll_allreduce_module);
     if (OMPI_SUCCESS != rc) {
-        global = rc;
+        global[0] = rc;
     }
-    if (MPI_SUCCESS != global) {
+    if (MPI_SUCCESS != global[0]) {
+        mca_common_sfio_vstore_discard(store);
         if (fh->fd >= 0) {
             close(fh->fd);
             fh->fd = -1;
         }
         opal_output_verbose(1, mca_common_sfio_output, "sfio: open of %s failed (MPI error %d)",
-                            filename, global);
-        return global;
+                            filename, global[0]);
+        return global[0];
+    }
+    store_rc = -global[1];
+    if (0 != store_rc) {
+        mca_common_sfio_vstore_discard(store);
+        store = NULL;
     }
 
     fh->f_stripe_size = 0;
@@ -215,76 +252,60 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     free(fstype);
     fh->f_flags |= on_nfs ? OMPIO_LOCK_ENTIRE_FILE : OMPIO_LOCK_NEVER;
 
-    /* The versioned store serves atomic mode of writable files. */
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
     if (NULL == f && NULL == (f = sfio_ompio_file_new(fh, true))) {
+        mca_common_sfio_vstore_discard(store);
         close(fh->fd);
         fh->fd = -1;
         return MPI_ERR_NO_MEM;
     }
-    f->store_errno = EROFS;
-    mca_common_sfio_coord_t *service = NULL;
-    bool spans = mca_common_sfio_coord_spans_nodes(comm);
-    if (!(amode & MPI_MODE_RDONLY) && options->versioned_store && spans) {
+    f->store_errno = options->versioned_store ? EROFS : ENOTSUP;
+    if (NULL != store && spans) {
         /* No page is shared between nodes: the store's counters live in
          * the file's coordination service (the same rc everywhere). */
         mca_common_sfio_coord_config_t cfg = {
             .backend = MCA_COMMON_SFIO_COORD_OFI, .provider = NULL,
             .timeout_ms = mca_common_sfio_lock_wait_ms, .host = -1,
         };
+        mca_common_sfio_coord_t *service = NULL;
         int crc = mca_common_sfio_coord_open(comm, &cfg, mca_common_sfio_vstore_service_slots(fh->f_size), 0,
                                              &service);
         if (0 != crc) {
             const char *why = mca_common_sfio_coord_why();
-            f->store_errno = -crc;
-            service = NULL;
+            mca_common_sfio_vstore_discard(store);
+            store = NULL;
+            store_rc = crc;
             opal_output_verbose(1, mca_common_sfio_output,
                                 "sfio: no versioned store for %s: its ranks span several nodes "
                                 "and the coordination service did not start (%s)",
                                 filename, '\0' != why[0] ? why : strerror(-crc));
+        } else {
+            mca_common_sfio_vstore_use_service(store, service);
+        }
+    } else if (want_store && 0 != store_rc) {
+        opal_output_verbose(1, mca_common_sfio_output,
+                            "sfio: no versioned store for %s: %s", filename, strerror(-store_rc));
+    }
+    if (NULL != warn) {
+        static bool told = false;   /* once per process: the parameter is */
+        if (!told) {
+            told = true;
+            /* one line, as the store messages (see note_store) */
+            opal_output(0, "sfio: fs_versioned_store_dir \"%s\" is not used for versioned "
+                        "stores: its per-user subdirectory %s; stores go beside the files "
+                        "instead", options->store_dir, warn);
         }
     }
-    if (!(amode & MPI_MODE_RDONLY) && options->versioned_store && spans && NULL == service) {
-        /* no store: atomic mode takes list locks */
-    } else if (!(amode & MPI_MODE_RDONLY) && options->versioned_store) {
-        mca_common_sfio_coll_t coll = coll_of(fh);
-        coll.ctx = comm;
-        const char *warn = NULL;
-        /* a store_dir is per node (e.g. /dev/shm): across nodes the store
-         * must be where every node sees it, beside the file */
-        const char *store_dir = NULL == service ? options->store_dir : NULL;
-        int rc = mca_common_sfio_vstore_open(fh->f_fullfilename ? fh->f_fullfilename : filename,
-                                             store_dir, fh->fd, &coll, &f->store, &warn);
-        if (0 == rc && NULL != service) {
-            mca_common_sfio_vstore_use_service(f->store, service);
-            service = NULL;
-        }
-        if (NULL != service) {
-            (void) mca_common_sfio_coord_close(service);   /* rc is the same everywhere */
-        }
-        if (NULL != warn) {
-            static bool told = false;   /* once per process: the parameter is */
-            if (!told) {
-                told = true;
-                /* one line, as the store messages (see note_store) */
-                opal_output(0, "sfio: fs_versioned_store_dir \"%s\" is not used for versioned "
-                            "stores: its per-user subdirectory %s; stores go beside the files "
-                            "instead", options->store_dir, warn);
-            }
-        }
-        if (0 != rc) {
-            f->store = NULL;
-            f->store_errno = -rc;
-            opal_output_verbose(1, mca_common_sfio_output,
-                                "sfio: no versioned store for %s: %s", filename, strerror(-rc));
-        } else {
-            mca_common_sfio_vstore_set_journal_private(f->store, options->journal_private);
-            mca_common_sfio_vstore_set_fold_policy(f->store, &options->fold);
-            opal_output_verbose(10, mca_common_sfio_output, "sfio: versioned store %s",
-                                mca_common_sfio_vstore_dir(f->store));
-        }
-    } else if (!options->versioned_store) {
-        f->store_errno = ENOTSUP;
+    if (NULL != store) {
+        mca_common_sfio_vstore_begin(store);
+        f->store = store;
+        mca_common_sfio_vstore_set_journal_private(f->store, options->journal_private);
+        mca_common_sfio_vstore_set_fold_policy(f->store, &options->fold);
+        opal_output_verbose(10, mca_common_sfio_output, "sfio: versioned store %s",
+                            mca_common_sfio_vstore_dir(f->store));
+    } else if (want_store) {
+        f->store = NULL;
+        f->store_errno = -store_rc;
     }
     f->private_objects = options->private_objects;
     f->objects_max_ranges = options->objects_max_ranges;

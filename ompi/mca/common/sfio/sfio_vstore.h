@@ -89,6 +89,38 @@ typedef struct mca_common_sfio_coll_t {
                       const int *displs);
 } mca_common_sfio_coll_t;
 
+/* The flat file a store is made for. */
+typedef struct sfio_ident_t {
+    uint64_t dev, ino;
+    int64_t btime_ns;            /* SFIO_BTIME_UNKNOWN when the file system has none */
+    uint32_t uid;                /* the store's owner (the user that made it) */
+    uint32_t fs_type;            /* statfs f_type of the flat file */
+} sfio_ident_t;
+
+/* What the group's rank 0 tells the others about a file's store at open:
+ * its verdict (0 or a negative errno), the flat file's identity and the
+ * store's path.  Sent as it is in one broadcast. */
+typedef struct {
+    int rc;
+    sfio_ident_t ident;
+    char id[4096];
+} mca_common_sfio_vstore_name_t;
+
+/* The three steps of mca_common_sfio_vstore_open, for a caller that has
+ * broadcasts and agreements of its own at open to carry them (fs open):
+ * rank 0 names the store (name->rc says whether it can be made; *warn_p
+ * as below); every rank, given rank 0's name, makes its private part
+ * (no collective; returns 0 or a negative errno); after the group agreed
+ * that every rank succeeded, begin starts the store's first epoch; if
+ * not, discard frees what named_open made. */
+void mca_common_sfio_vstore_name(const char *path, const char *store_dir, int flat_fd,
+                                 mca_common_sfio_vstore_name_t *name, const char **warn_p);
+int mca_common_sfio_vstore_named_open(const mca_common_sfio_vstore_name_t *name, int flat_fd,
+                                      const mca_common_sfio_coll_t *coll,
+                                      mca_common_sfio_vstore_t **store_p);
+void mca_common_sfio_vstore_begin(mca_common_sfio_vstore_t *store);
+void mca_common_sfio_vstore_discard(mca_common_sfio_vstore_t *store);
+
 /* Collective.  Prepares the store of the file at path (opened as flat_fd
  * by every rank): rank 0 names it; nothing is made on disk until the
  * group's first atomic access, which makes the store directory (beside

@@ -548,9 +548,7 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
      * files' truncation at open, MPI_File_set_size(fh, 0), costs one
      * collective). */
     if (!synced) {
-        pthread_mutex_lock(&s->lock);
-        int any = NULL != s->coord;
-        pthread_mutex_unlock(&s->lock);
+        int any = sfio_vstore_touched(s);
         if (0 != c->allreduce_max_int(c->ctx, &any)) {
             return -EIO;
         }

@@ -55,14 +55,6 @@ typedef struct sfio_coord_rank_t {
     char pad[4];
 } sfio_coord_rank_t;
 
-/* The flat file a store is made for. */
-typedef struct sfio_ident_t {
-    uint64_t dev, ino;
-    int64_t btime_ns;            /* SFIO_BTIME_UNKNOWN when the file system has none */
-    uint32_t uid;                /* the store's owner (the user that made it) */
-    uint32_t fs_type;            /* statfs f_type of the flat file */
-} sfio_ident_t;
-
 typedef struct sfio_coord_t {
     uint64_t magic;              /* written last by the creator */
     uint32_t layout;
@@ -289,6 +281,7 @@ struct mca_common_sfio_vstore_t {
     uint64_t max_versions;       /* ... or when this many versions await a fold */
     uint64_t versions_since;     /* versions this rank published since its last check */
     bool reserve;                /* reserve flat-file space for versioned bytes */
+    bool tried_making;           /* this rank tried to make the store (attach with create) */
     uint64_t reserved_to;        /* file bytes below this have their blocks (the size
                                     at the last collective point, then extended) */
     bool attach_failed_told;
@@ -379,6 +372,10 @@ int sfio_vstore_ensure_logs(mca_common_sfio_vstore_t *s);
 bool sfio_vstore_others_open(const mca_common_sfio_vstore_t *s);
 
 int sfio_vstore_agree(const mca_common_sfio_coll_t *c, int rc);
+
+/* Whether this rank has made, tried to make or mapped the store (under
+ * none of the store's locks). */
+int sfio_vstore_touched(mca_common_sfio_vstore_t *s);
 
 /* Maps the group's store for this rank: made first when create (an
  * atomic write), else only when it exists.  Returns 0, -ENOENT (no store:

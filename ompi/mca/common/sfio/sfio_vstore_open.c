@@ -166,106 +166,122 @@ int sfio_vstore_agree(const mca_common_sfio_coll_t *c, int rc)
     return -v;
 }
 
-/* What rank 0 tells the others at open: its verdict, the flat file's
- * identity and where the store will be made. */
-typedef struct {
-    int rc;
-    sfio_ident_t ident;
-    char id[4096];
-} open_msg_t;
+void mca_common_sfio_vstore_name(const char *path, const char *store_dir, int flat_fd,
+                                 mca_common_sfio_vstore_name_t *name, const char **warn_p)
+{
+    char *places[2] = { NULL, NULL };
+    int rc = sfio_ident_of_fd(flat_fd, &name->ident);
+    *warn_p = NULL;
+    if (0 == rc) {
+        rc = sfio_places(path, flat_fd, store_dir, places, warn_p);
+    }
+    /* the store is made later, by whichever rank needs it first: a place
+     * nobody could make it in is known now, alike on all ranks */
+    if (0 == rc && 0 != access(places[0], W_OK | X_OK)) {
+        rc = -errno;
+    }
+    char leaf[128];
+    if (0 == rc) {
+        rc = sfio_store_name(name->ident.ino, leaf, sizeof(leaf));
+    }
+    if (0 == rc && (size_t) snprintf(name->id, sizeof(name->id), "%s/%s", places[0], leaf) >=
+                       sizeof(name->id)) {
+        rc = -ENAMETOOLONG;
+    }
+    sfio_places_free(places);
+    name->rc = rc;
+}
+
+int mca_common_sfio_vstore_named_open(const mca_common_sfio_vstore_name_t *name, int flat_fd,
+                                      const mca_common_sfio_coll_t *coll,
+                                      mca_common_sfio_vstore_t **store_p)
+{
+    *store_p = NULL;
+    if (0 != name->rc) {
+        return name->rc;
+    }
+    if ((unsigned) coll->size > MCA_COMMON_SFIO_VINDEX_MAX_RANKS) {
+        return -E2BIG;
+    }
+    mca_common_sfio_vstore_t *s = calloc(1, sizeof(*s));
+    if (!s) {
+        return -ENOMEM;
+    }
+    s->coll = *coll;
+    s->rank = coll->rank;
+    s->nranks = coll->size;
+    s->flat_fd = flat_fd;
+    s->journal_private = true;
+    s->min_start = UINT64_MAX;
+    s->fold = (mca_common_sfio_fold_policy_t) { .max_gap = 4096, .window = FOLD_CHUNK,
+                                                .defer_max = 0, .defer_piece_max = 0 };
+    s->coord_fd = s->log_fd = s->rec_fd = -1;
+    s->coord_size = coord_bytes(coll->size);
+    s->shared = &sfio_vshared_mapped;
+    s->reserve = true;
+    pthread_mutex_init(&s->lock, NULL);
+    mca_common_sfio_vindex_init(&s->index, NULL);
+    s->log_fds = malloc((size_t) coll->size * sizeof(int));
+    s->rec_cursor = calloc((size_t) coll->size, sizeof(uint64_t));
+    s->fold_facts = calloc((size_t) coll->size, sizeof(*s->fold_facts));
+    s->fold_counts = calloc((size_t) coll->size, sizeof(int));
+    s->fold_displs = calloc((size_t) coll->size, sizeof(int));
+    for (int r = 0; s->log_fds && r < coll->size; ++r) {
+        s->log_fds[r] = -1;   /* store_free closes what is >= 0 */
+    }
+    s->ident = name->ident;
+    int rc = 0;
+    if (!s->log_fds || !s->rec_cursor || !s->fold_facts || !s->fold_counts || !s->fold_displs ||
+        !(s->dir = strdup(name->id)) || !(s->side_dir = strdup(name->id)) ||
+        !(s->side_prefix = sfio_store_prefix(name->ident.ino))) {
+        rc = -ENOMEM;
+    }
+    char *slash = 0 == rc ? strrchr(s->side_dir, '/') : NULL;
+    if (0 == rc && NULL == slash) {
+        rc = -EINVAL;   /* rank 0 always names a path with a directory */
+    }
+    if (0 != rc) {
+        store_free(s);
+        return rc;
+    }
+    *slash = '\0';
+    s->side_name = strrchr(s->dir, '/') + 1;
+    *store_p = s;
+    return 0;
+}
+
+void mca_common_sfio_vstore_begin(mca_common_sfio_vstore_t *s)
+{
+    sfio_vstore_refresh_fresh_floor(s);   /* after the open's collective agreement: the epoch begins */
+    sfio_vstore_stores_add(s);
+}
+
+void mca_common_sfio_vstore_discard(mca_common_sfio_vstore_t *s)
+{
+    if (NULL != s) {
+        store_free(s);
+    }
+}
 
 int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int flat_fd,
                                 const mca_common_sfio_coll_t *coll,
                                 mca_common_sfio_vstore_t **store_p, const char **warn_p)
 {
-    open_msg_t msg = { 0 };
-    int rc = 0;
+    mca_common_sfio_vstore_name_t name = { 0 };
+    mca_common_sfio_vstore_t *s = NULL;
     *warn_p = NULL;
-
-    mca_common_sfio_vstore_t *s = calloc(1, sizeof(*s));
-    if (!s) {
-        rc = -ENOMEM;
-    } else {
-        s->coll = *coll;
-        s->rank = coll->rank;
-        s->nranks = coll->size;
-        s->flat_fd = flat_fd;
-        s->journal_private = true;
-        s->min_start = UINT64_MAX;
-        s->fold = (mca_common_sfio_fold_policy_t) { .max_gap = 4096, .window = FOLD_CHUNK,
-                                                    .defer_max = 0, .defer_piece_max = 0 };
-        s->coord_fd = s->log_fd = s->rec_fd = -1;
-        s->coord_size = coord_bytes(coll->size);
-        s->shared = &sfio_vshared_mapped;
-        s->reserve = true;
-        pthread_mutex_init(&s->lock, NULL);
-        mca_common_sfio_vindex_init(&s->index, NULL);
-        s->log_fds = malloc((size_t) coll->size * sizeof(int));
-        s->rec_cursor = calloc((size_t) coll->size, sizeof(uint64_t));
-        s->fold_facts = calloc((size_t) coll->size, sizeof(*s->fold_facts));
-        s->fold_counts = calloc((size_t) coll->size, sizeof(int));
-        s->fold_displs = calloc((size_t) coll->size, sizeof(int));
-        for (int r = 0; s->log_fds && r < coll->size; ++r) {
-            s->log_fds[r] = -1;   /* store_free closes what is >= 0 */
-        }
-        if (!s->log_fds || !s->rec_cursor || !s->fold_facts || !s->fold_counts ||
-            !s->fold_displs) {
-            rc = -ENOMEM;
-        }
-        if ((unsigned) coll->size > MCA_COMMON_SFIO_VINDEX_MAX_RANKS) {
-            rc = -E2BIG;
-        }
-    }
-
-    /* Rank 0 names the store; nothing is made on disk until the group's
-     * first atomic access. */
     if (0 == coll->rank) {
-        char *places[2] = { NULL, NULL };
-        if (0 == rc) {
-            rc = sfio_ident_of_fd(flat_fd, &msg.ident);
-        }
-        if (0 == rc) {
-            rc = sfio_places(path, flat_fd, store_dir, places, warn_p);
-        }
-        /* the store is made later, by whichever rank needs it first: a
-         * place nobody could make it in is known now, alike on all ranks */
-        if (0 == rc && 0 != access(places[0], W_OK | X_OK)) {
-            rc = -errno;
-        }
-        char name[128];
-        if (0 == rc) {
-            rc = sfio_store_name(msg.ident.ino, name, sizeof(name));
-        }
-        if (0 == rc && (size_t) snprintf(msg.id, sizeof(msg.id), "%s/%s", places[0], name) >=
-                           sizeof(msg.id)) {
-            rc = -ENAMETOOLONG;
-        }
-        sfio_places_free(places);
-        msg.rc = rc;
+        mca_common_sfio_vstore_name(path, store_dir, flat_fd, &name, warn_p);
     }
-    if (0 != coll->bcast(coll->ctx, &msg, sizeof(msg), 0)) {
-        msg.rc = -EIO;
+    if (0 != coll->bcast(coll->ctx, &name, sizeof(name), 0)) {
+        name.rc = -EIO;
     }
-    if (0 != msg.rc && 0 == rc) {
-        rc = msg.rc;
-    }
-    if (0 == rc) {
-        s->ident = msg.ident;
-        if (!(s->dir = strdup(msg.id)) || !(s->side_dir = strdup(msg.id)) ||
-            !(s->side_prefix = sfio_store_prefix(msg.ident.ino))) {
-            rc = -ENOMEM;
-        } else {
-            *strrchr(s->side_dir, '/') = '\0';
-            s->side_name = strrchr(s->dir, '/') + 1;
-        }
-    }
-    rc = sfio_vstore_agree(coll, rc);
+    int rc = sfio_vstore_agree(coll, mca_common_sfio_vstore_named_open(&name, flat_fd, coll, &s));
     if (0 != rc) {
-        store_free(s);
+        mca_common_sfio_vstore_discard(s);
         return rc;
     }
-    sfio_vstore_refresh_fresh_floor(s);   /* after the open's collective agreement: the epoch begins */
-    sfio_vstore_stores_add(s);
+    mca_common_sfio_vstore_begin(s);
     *store_p = s;
     return 0;
 }
@@ -371,6 +387,7 @@ int sfio_vstore_attach(mca_common_sfio_vstore_t *s, bool create)
     int rc = -ENOENT;
     bool made = false;
     if (create) {
+        s->tried_making = true;
         rc = create_store(s);
         made = 0 == rc;
     }
@@ -441,9 +458,35 @@ static int close_collective(mca_common_sfio_vstore_t *s)
     return 0 != rc ? -EIO : 0;
 }
 
+/* Whether this rank has made, tried to make or mapped the store: a store
+ * exists on disk or in a service only after some rank did. */
+int sfio_vstore_touched(mca_common_sfio_vstore_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int t = NULL != s->coord || s->tried_making;
+    pthread_mutex_unlock(&s->lock);
+    return t;
+}
+
 int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s,
                                  mca_common_sfio_vstore_stats_t *stats_p)
 {
+    /* OMPIO's close barrier is behind every rank: when no rank touched the
+     * store (a file never written atomically), nothing of it exists and
+     * no rank can still use the service, so one agreement closes it. */
+    int any = sfio_vstore_touched(s);
+    if (0 != s->coll.allreduce_max_int(s->coll.ctx, &any)) {
+        any = 1;   /* the full close reports what broke */
+    }
+    if (!any) {
+        if (NULL != stats_p) {
+            *stats_p = s->stats;
+        }
+        int qrc = NULL != s->service ? mca_common_sfio_coord_close_quiesced(s->service) : 0;
+        s->service = NULL;
+        store_free(s);
+        return 0 != qrc ? -EIO : 0;
+    }
     int rc = sfio_vstore_fold_at(s, false, true, true);
     if (NULL != stats_p) {
         *stats_p = s->stats;
