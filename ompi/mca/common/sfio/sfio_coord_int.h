@@ -81,8 +81,8 @@ typedef struct {
     uint64_t shift;             /* in: added to the seed, so that two kinds opened
                                  * together start on different nodes */
     int forced;                 /* in: the host rank, -1: placed over the nodes */
-    int nvotes;                 /* in: at most VOTES - 1 */
-    int64_t votes[MCA_COMMON_SFIO_COORD_VOTES - 1];   /* in: this rank's; out: the smallest */
+    int nvotes;                 /* in: at most VOTES - 2 (the join votes the seed and the topology) */
+    int64_t votes[MCA_COMMON_SFIO_COORD_VOTES - 2];   /* in: this rank's; out: the smallest */
     uint64_t *peers;            /* in: room for comm's size; out: every rank's handle */
     int host;                   /* out */
 } mca_common_sfio_coord_join_t;

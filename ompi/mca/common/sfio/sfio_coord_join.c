@@ -150,7 +150,7 @@ int mca_common_sfio_coord_join(struct ompi_communicator_t *comm, mca_common_sfio
                                int err)
 {
     int64_t v[MCA_COMMON_SFIO_COORD_VOTES];
-    if (j->nvotes < 0 || j->nvotes > MCA_COMMON_SFIO_COORD_VOTES - 1) {
+    if (j->nvotes < 0 || j->nvotes > MCA_COMMON_SFIO_COORD_VOTES - 2) {
         return -EINVAL;
     }
     /* the placement's seed: the largest count of this kind's services
@@ -158,9 +158,15 @@ int mca_common_sfio_coord_join(struct ompi_communicator_t *comm, mca_common_sfio
      * files together count alike, so successive files' hosts go round the
      * nodes; this needs no broadcast of one rank's count. */
     v[0] = -(int64_t) (atomic_fetch_add(j->opened, 1) & INT64_MAX);
-    memcpy(&v[1], j->votes, (size_t) j->nvotes * sizeof(*v));
-    err = mca_common_sfio_fabric_members(comm, v, 1 + j->nvotes, j->peers, err);
-    memcpy(j->votes, &v[1], (size_t) j->nvotes * sizeof(*v));
+    /* whether every rank keeps the group's topology, which places the
+     * host: agreed here, its own agreement is not needed */
+    v[1] = mca_common_sfio_topo_hold(comm, NULL) ? 1 : 0;
+    memcpy(&v[2], j->votes, (size_t) j->nvotes * sizeof(*v));
+    err = mca_common_sfio_fabric_members(comm, v, 2 + j->nvotes, j->peers, err);
+    memcpy(j->votes, &v[2], (size_t) j->nvotes * sizeof(*v));
+    if (0 != err || 0 == v[1]) {
+        mca_common_sfio_topo_drop(comm);   /* topo_get agrees on it again */
+    }
     if (0 != err) {
         return err;
     }

@@ -233,15 +233,24 @@ uint64_t mca_common_sfio_proc_key(struct ompi_communicator_t *comm, int r)
     return ((uint64_t) name.jobid << 32) | (uint64_t) name.vpid;
 }
 
-/* Collective: the kept topology of comm's group, when every rank has it
- * (one allreduce), set on comm; NULL on every rank otherwise.  Every rank
- * takes part, whatever it lacks (keyval, memory). */
-static topo_cache_t *from_group(struct ompi_communicator_t *comm, const char *spec)
+/* Local: comm's attribute for spec, or the kept topology of comm's group
+ * set as it; NULL when this process has neither. */
+static topo_cache_t *hold(struct ompi_communicator_t *comm, const char *spec)
 {
-    int P = ompi_comm_size(comm);
+    int P = ompi_comm_size(comm), flag = 0;
     topo_cache_t *c = NULL;
-    uint64_t *procs = MPI_KEYVAL_INVALID != topo_keyval ? malloc((size_t) P * sizeof(*procs))
-                                                        : NULL;
+    pthread_once(&topo_keyval_once, keyval_create);
+    if (MPI_KEYVAL_INVALID == topo_keyval) {
+        return NULL;
+    }
+    if (MPI_SUCCESS == MPI_Comm_get_attr(comm, topo_keyval, &c, &flag) && flag) {
+        if (0 == strcmp(c->emulate, spec)) {
+            return c;
+        }
+        (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
+    }
+    c = NULL;
+    uint64_t *procs = malloc((size_t) P * sizeof(*procs));
     if (NULL != procs) {
         for (int r = 0; r < P; ++r) {
             procs[r] = mca_common_sfio_proc_key(comm, r);
@@ -249,15 +258,38 @@ static topo_cache_t *from_group(struct ompi_communicator_t *comm, const char *sp
         c = group_find(procs, P, spec);
         free(procs);
     }
-    int set = NULL != c && MPI_SUCCESS == MPI_Comm_set_attr(comm, topo_keyval, c);
-    if (agree(comm, set)) {
-        return c;   /* the attribute holds the reference */
-    }
-    if (set) {
-        (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* drops the reference */
-    } else {
+    if (NULL != c && MPI_SUCCESS != MPI_Comm_set_attr(comm, topo_keyval, c)) {
         cache_free(c);
+        c = NULL;
     }
+    return c;   /* the attribute holds the reference */
+}
+
+bool mca_common_sfio_topo_hold(struct ompi_communicator_t *comm, const char *emulate)
+{
+    return NULL != hold(comm, NULL != emulate ? emulate : "");
+}
+
+void mca_common_sfio_topo_drop(struct ompi_communicator_t *comm)
+{
+    int flag = 0;
+    void *c = NULL;
+    if (MPI_KEYVAL_INVALID != topo_keyval &&
+        MPI_SUCCESS == MPI_Comm_get_attr(comm, topo_keyval, &c, &flag) && flag) {
+        (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* drops the reference */
+    }
+}
+
+/* Collective: the kept topology of comm's group, when every rank has it
+ * (one allreduce), set on comm; NULL on every rank otherwise.  Every rank
+ * takes part, whatever it lacks (keyval, memory). */
+static topo_cache_t *from_group(struct ompi_communicator_t *comm, const char *spec)
+{
+    topo_cache_t *c = hold(comm, spec);
+    if (agree(comm, NULL != c)) {
+        return c;
+    }
+    mca_common_sfio_topo_drop(comm);
     return NULL;
 }
 

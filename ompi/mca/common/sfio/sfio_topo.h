@@ -28,6 +28,15 @@ BEGIN_C_DECLS
 int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emulate, int output,
                              const mca_common_sfio_place_topo_t **topo_p);
 
+/* Local: when this process keeps the topology of comm's group (for
+ * emulate), sets it on comm and returns true.  For a caller that agrees
+ * on it in a collective of its own: when every rank of comm returned
+ * true, mca_common_sfio_topo_get then finds it without a collective;
+ * when some rank did not, every rank calls mca_common_sfio_topo_drop
+ * before mca_common_sfio_topo_get. */
+bool mca_common_sfio_topo_hold(struct ompi_communicator_t *comm, const char *emulate);
+void mca_common_sfio_topo_drop(struct ompi_communicator_t *comm);
+
 /* The process of comm's rank r by its name (job id, rank in the job):
  * 32 bits each on 4.1 and 5.0 alike, unique among connected jobs. */
 uint64_t mca_common_sfio_proc_key(struct ompi_communicator_t *comm, int r);
