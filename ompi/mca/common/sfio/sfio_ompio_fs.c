@@ -441,38 +441,68 @@ int mca_common_sfio_fs_delete(char *filename, struct opal_info_t *info, const ch
     return mca_common_sfio_errno_to_mpi(errno);
 }
 
+static int truncate_flat(int fd, OMPI_MPI_OFFSET_TYPE size)
+{
+    while (0 != ftruncate(fd, (off_t) size)) {
+        if (EINTR != errno) {
+            return mca_common_sfio_errno_to_mpi(errno);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Nothing may land beyond the new size after the root truncates: neither
+ * the private bytes a rank cached nor published versions (a fold writes
+ * them).  Where no rank has either, which one allreduce tells, the root
+ * has truncated before it and the allreduce also carries its outcome;
+ * otherwise the store is folded (that allreduce was the barrier after
+ * every rank's last write) and the root truncates again.  A fold that
+ * fails returns its error with the file truncated: the versions stay in
+ * the store, as after any failed fold. */
 int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 {
-    int err = MPI_SUCCESS;
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
+    int v[2] = { 0, MPI_SUCCESS };   /* some rank wrote or holds versions; the root's outcome */
     if (NULL != f) {
-        /* cached bytes beyond the new size must not land after it */
+        pthread_mutex_lock(&f->pcache.lock);
+        v[0] = f->pcache.count > 0;
+        pthread_mutex_unlock(&f->pcache.lock);
         int rc = mca_common_sfio_pcache_flush(fh, &f->pcache);
         if (MPI_SUCCESS != rc) {
             return rc;
         }
-    }
-    /* Versions beyond the new size must not resurface after truncation. */
-    if (NULL != f && NULL != f->store) {
-        int rc = mca_common_sfio_vstore_fold(f->store, false, false);
-        if (0 != rc) {
-            return mca_common_sfio_errno_to_mpi(-rc);
+        if (NULL != f->store && mca_common_sfio_vstore_touched(f->store)) {
+            v[0] = 1;
         }
     }
     if (OMPIO_ROOT == fh->f_rank) {
-        while (0 != ftruncate(fh->fd, (off_t) size)) {
-            if (EINTR != errno) {
-                err = mca_common_sfio_errno_to_mpi(errno);
-                break;
+        v[1] = truncate_flat(fh->fd, size);
+    }
+    int rc = fh->f_comm->c_coll->coll_allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, fh->f_comm,
+                                                fh->f_comm->c_coll->coll_allreduce_module);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    int err = v[1];
+    if (v[0]) {
+        /* Versions beyond the new size must not resurface after truncation. */
+        if (NULL != f && NULL != f->store) {
+            int frc = mca_common_sfio_vstore_fold(f->store, false, true);
+            if (0 != frc) {
+                return mca_common_sfio_errno_to_mpi(-frc);
             }
         }
-    }
-    int rc = fh->f_comm->c_coll->coll_bcast(&err, 1, MPI_INT, OMPIO_ROOT, fh->f_comm,
+        err = OMPIO_ROOT == fh->f_rank ? truncate_flat(fh->fd, size) : MPI_SUCCESS;
+        rc = fh->f_comm->c_coll->coll_bcast(&err, 1, MPI_INT, OMPIO_ROOT, fh->f_comm,
                                             fh->f_comm->c_coll->coll_bcast_module);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
     if (NULL != f && NULL != f->store) {
         mca_common_sfio_vstore_resized(f->store);   /* root's ftruncate is done */
     }
-    return OMPI_SUCCESS != rc ? rc : err;
+    return err;
 }
 
 int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)

@@ -184,6 +184,10 @@ int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *store, uint64_t *size_
 void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *store,
                                             const mca_common_sfio_fold_policy_t *policy);
 
+/* Whether this rank has made, tried to make or mapped the group's store:
+ * where no rank of the group has, no version exists. */
+bool mca_common_sfio_vstore_touched(mca_common_sfio_vstore_t *store);
+
 /* The flat file's size changed at a collective point (set_size): private
  * bytes count as fresh only past the new size. */
 void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *store);

@@ -468,6 +468,11 @@ int sfio_vstore_touched(mca_common_sfio_vstore_t *s)
     return t;
 }
 
+bool mca_common_sfio_vstore_touched(mca_common_sfio_vstore_t *s)
+{
+    return 0 != sfio_vstore_touched(s);
+}
+
 int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s,
                                  mca_common_sfio_vstore_stats_t *stats_p)
 {
