@@ -5,7 +5,8 @@
 # None of that source is kept here.  The source: --src DIR, else
 # $SFIO_OMPI_SRC, else the autogen'd tree of tools/build-ompi-with-suite.sh
 # for this mpirun's version (${SFIO_OMPI_WORK:-/var/cache/sfio/ompi-intree}/
-# VERSION-tree), else apt-get source (needs a deb-src line); none: exit 77.
+# VERSION-tree), else apt-get source (with the system's deb-src lines, or
+# deb-src lines made from its deb lines); none: exit 77.
 #
 #   romio_atomicity.sh [--src DIR] [--runs N] [--np "2 4 8"] [-- MCA ARGS...]
 #   default MCA args: --mca io ompio --mca fs versioned --mca fbtl versioned
@@ -35,8 +36,33 @@ if [ -z "$src" ]; then
     t=${SFIO_OMPI_WORK:-/var/cache/sfio/ompi-intree}/$v-tree
     [ -n "$v" ] && [ -n "$(find "$t" -path '*romio*/test/atomicity.c' 2>/dev/null | head -1)" ] && src=$t
 fi
+# apt-get source where the system lists no deb-src: a private list of
+# deb-src lines made from the system's deb lines (one-line and deb822
+# files), used by this download only; the system's apt setup is untouched
+private_source() {
+    local d=$work/apt
+    mkdir -p "$d/lists/partial" || return 1
+    {
+        sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null
+        cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk 'BEGIN { RS = ""; FS = "\n" } {
+            t = u = s = c = ""
+            for (i = 1; i <= NF; i++) {
+                if ($i ~ /^Types:/) t = $i; if ($i ~ /^URIs:/) u = $i
+                if ($i ~ /^Suites:/) s = $i; if ($i ~ /^Components:/) c = $i
+            }
+            if (t !~ /deb/ || u == "") next
+            sub(/^URIs: */, "", u); sub(/^Suites: */, "", s); sub(/^Components: */, "", c)
+            n = split(s, S, " ")
+            for (k = 1; k <= n; k++) print "deb-src " u " " S[k] " " c
+        }'
+    } > "$d/sources.list"
+    local o=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+             -o Dir::State::Lists="$d/lists")
+    apt-get "${o[@]}" update -q >/dev/null 2>&1 &&
+        (cd "$work" && apt-get "${o[@]}" source -q --download-only openmpi >/dev/null 2>&1)
+}
 if [ -z "$src" ]; then
-    (cd "$work" && apt-get source -q --download-only openmpi >/dev/null 2>&1 &&
+    (cd "$work" && { apt-get source -q --download-only openmpi >/dev/null 2>&1 || private_source; } &&
      tar -xf openmpi_*.orig.tar.* --wildcards '*/romio*/test/atomicity.c') ||
         { echo "romio_atomicity: no Open MPI source (add a deb-src line or pass --src)"; exit 77; }
     src=$(ls -d "$work"/openmpi-*)
