@@ -235,21 +235,31 @@ uint64_t mca_common_sfio_proc_key(struct ompi_communicator_t *comm, int r)
 
 /* Local: comm's attribute for spec, or the kept topology of comm's group
  * set as it; NULL when this process has neither. */
-static topo_cache_t *hold(struct ompi_communicator_t *comm, const char *spec)
+/* Local: comm's attribute when it was computed for spec (one computed
+ * for another spec is dropped); NULL otherwise. */
+static topo_cache_t *attr_of(struct ompi_communicator_t *comm, const char *spec)
 {
-    int P = ompi_comm_size(comm), flag = 0;
+    int flag = 0;
     topo_cache_t *c = NULL;
     pthread_once(&topo_keyval_once, keyval_create);
-    if (MPI_KEYVAL_INVALID == topo_keyval) {
+    if (MPI_KEYVAL_INVALID == topo_keyval ||
+        MPI_SUCCESS != MPI_Comm_get_attr(comm, topo_keyval, &c, &flag) || !flag) {
         return NULL;
     }
-    if (MPI_SUCCESS == MPI_Comm_get_attr(comm, topo_keyval, &c, &flag) && flag) {
-        if (0 == strcmp(c->emulate, spec)) {
-            return c;
-        }
-        (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
+    if (0 == strcmp(c->emulate, spec)) {
+        return c;
     }
-    c = NULL;
+    (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
+    return NULL;
+}
+
+static topo_cache_t *hold(struct ompi_communicator_t *comm, const char *spec)
+{
+    int P = ompi_comm_size(comm);
+    topo_cache_t *c = attr_of(comm, spec);
+    if (NULL != c || MPI_KEYVAL_INVALID == topo_keyval) {
+        return c;
+    }
     uint64_t *procs = malloc((size_t) P * sizeof(*procs));
     if (NULL != procs) {
         for (int r = 0; r < P; ++r) {
@@ -297,17 +307,11 @@ int mca_common_sfio_topo_get(struct ompi_communicator_t *comm, const char *emula
                              const mca_common_sfio_place_topo_t **topo_p)
 {
     const char *spec = NULL != emulate ? emulate : "";
-    int P = ompi_comm_size(comm), flag = 0;
-    topo_cache_t *c = NULL;
-
-    pthread_once(&topo_keyval_once, keyval_create);
-    if (MPI_KEYVAL_INVALID != topo_keyval &&
-        MPI_SUCCESS == MPI_Comm_get_attr(comm, topo_keyval, &c, &flag) && flag) {
-        if (0 == strcmp(c->emulate, spec)) {
-            *topo_p = &c->topo;
-            return OMPI_SUCCESS;
-        }
-        (void) MPI_Comm_delete_attr(comm, topo_keyval);     /* frees c */
+    int P = ompi_comm_size(comm);
+    topo_cache_t *c = attr_of(comm, spec);   /* set at a collective point: alike everywhere */
+    if (NULL != c) {
+        *topo_p = &c->topo;
+        return OMPI_SUCCESS;
     }
     c = from_group(comm, spec);
     if (NULL != c) {

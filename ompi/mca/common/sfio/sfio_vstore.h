@@ -106,13 +106,20 @@ typedef struct {
     char id[4096];
 } mca_common_sfio_vstore_name_t;
 
-/* The three steps of mca_common_sfio_vstore_open, for a caller that has
- * broadcasts and agreements of its own at open to carry them (fs open):
- * rank 0 names the store (name->rc says whether it can be made; *warn_p
- * as below); every rank, given rank 0's name, makes its private part
- * (no collective; returns 0 or a negative errno); after the group agreed
- * that every rank succeeded, begin starts the store's first epoch; if
- * not, discard frees what named_open made. */
+/* A store is opened in three steps, whose collectives are the caller's
+ * (fs open carries them in its own broadcast and allreduce): rank 0
+ * names the store of the file at path, opened as flat_fd by every rank
+ * (name->rc says whether it can be made; nothing is made on disk until
+ * the group's first atomic access, which makes the store directory
+ * beside the file's real path, or in store_dir's private subdirectory:
+ * a node-local directory such as /dev/shm keeps log traffic off the
+ * file system, at the price that only a later open on the same node
+ * recovers a crashed job's store; *warn_p, static text or NULL, says why
+ * store_dir was not used); every rank, given rank 0's name after the
+ * broadcast, makes its private part (no collective; returns 0 or a
+ * negative errno); after the group agreed that every rank succeeded,
+ * begin starts the store's first epoch, else discard frees what
+ * named_open made. */
 void mca_common_sfio_vstore_name(const char *path, const char *store_dir, int flat_fd,
                                  mca_common_sfio_vstore_name_t *name, const char **warn_p);
 int mca_common_sfio_vstore_named_open(const mca_common_sfio_vstore_name_t *name, int flat_fd,
@@ -120,19 +127,6 @@ int mca_common_sfio_vstore_named_open(const mca_common_sfio_vstore_name_t *name,
                                       mca_common_sfio_vstore_t **store_p);
 void mca_common_sfio_vstore_begin(mca_common_sfio_vstore_t *store);
 void mca_common_sfio_vstore_discard(mca_common_sfio_vstore_t *store);
-
-/* Collective.  Prepares the store of the file at path (opened as flat_fd
- * by every rank): rank 0 names it; nothing is made on disk until the
- * group's first atomic access, which makes the store directory (beside
- * the file's real path, or in store_dir's private subdirectory: a
- * node-local directory such as /dev/shm keeps log traffic off the file
- * system, at the price that only a later open on the same node recovers
- * a crashed job's store).  *warn_p (static text, may stay NULL) says why
- * store_dir was not used.  Returns 0 and *store_p, or a negative errno
- * (same on every rank; then the file is used without a store). */
-int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int flat_fd,
-                                const mca_common_sfio_coll_t *coll,
-                                mca_common_sfio_vstore_t **store_p, const char **warn_p);
 
 struct mca_common_sfio_coord_t;
 

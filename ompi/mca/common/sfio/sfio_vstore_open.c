@@ -263,29 +263,6 @@ void mca_common_sfio_vstore_discard(mca_common_sfio_vstore_t *s)
     }
 }
 
-int mca_common_sfio_vstore_open(const char *path, const char *store_dir, int flat_fd,
-                                const mca_common_sfio_coll_t *coll,
-                                mca_common_sfio_vstore_t **store_p, const char **warn_p)
-{
-    mca_common_sfio_vstore_name_t name = { 0 };
-    mca_common_sfio_vstore_t *s = NULL;
-    *warn_p = NULL;
-    if (0 == coll->rank) {
-        mca_common_sfio_vstore_name(path, store_dir, flat_fd, &name, warn_p);
-    }
-    if (0 != coll->bcast(coll->ctx, &name, sizeof(name), 0)) {
-        name.rc = -EIO;
-    }
-    int rc = sfio_vstore_agree(coll, mca_common_sfio_vstore_named_open(&name, flat_fd, coll, &s));
-    if (0 != rc) {
-        mca_common_sfio_vstore_discard(s);
-        return rc;
-    }
-    mca_common_sfio_vstore_begin(s);
-    *store_p = s;
-    return 0;
-}
-
 /* Maps and checks a coordination file this rank opened (fd). */
 static int map_coord(mca_common_sfio_vstore_t *s, int fd)
 {
