@@ -9,6 +9,10 @@
 #   (defaults: SFIO_NODES_BUILDDIR, SFIO_NODES_COUNTS, SFIO_NODES_PPN,
 #   SFIO_NODES_STEPS from the environment)
 #
+# An entry of --nodes is N (--ppn ranks per node, every step of --steps)
+# or NxP[:STEP[+STEP...]]: P ranks per node and only the steps named
+# (all of --steps without them), e.g. "2 4 8x1:atomic".
+#
 # Steps, at every node count N (np = N x ppn):
 #   mpi     test/mpi on the suite stack, default configuration: views, calls,
 #           non-blocking, collective progress, shared pointer, amode, private
@@ -71,7 +75,14 @@ if ! unshare --uts --mount --propagation unchanged true 2>/dev/null; then
     echo "1..0 # SKIP emulated nodes: unshare --uts --mount is not permitted here; run as root"
     exit 0
 fi
-if ! "$here/mpirun-nodes.sh" --nodes "${counts##* }" --hosts-only; then
+# the most nodes any entry asks for (NxP:steps -> N)
+max_nodes=0
+for e in $counts; do
+    n=${e%%[x:]*}
+    case $n in ''|*[!0-9]*) echo "run_nodes_tests.sh: bad --nodes entry '$e'" >&2; exit 2 ;; esac
+    [ "$n" -gt "$max_nodes" ] && max_nodes=$n
+done
+if ! "$here/mpirun-nodes.sh" --nodes "$max_nodes" --hosts-only; then
     echo "1..0 # SKIP emulated nodes: /etc/hosts has no entries for them and cannot be written"
     exit 0
 fi
@@ -81,10 +92,17 @@ fi
 export SFIO_COMPONENT_PATH=$builddir/components
 tmp=$(mktemp)
 t_all=$(date +%s)
-for n in $counts; do
+default_ppn=$ppn
+for entry in $counts; do
+    n=${entry%%[x:]*}
+    ppn=$default_ppn
+    entry_steps=$steps
+    case $entry in *x*) ppn=${entry#*x}; ppn=${ppn%%:*} ;; esac
+    case $entry in *:*) entry_steps=${entry#*:}; entry_steps=${entry_steps//+/ } ;; esac
+    case $ppn in ''|*[!0-9]*|0) echo "run_nodes_tests.sh: bad --nodes entry '$entry'" >&2; exit 2 ;; esac
     np=$(( n * ppn ))
     launcher="$here/mpirun-nodes.sh --nodes $n"
-    for step in $steps; do
+    for step in $entry_steps; do
         t0=$(date +%s)
         echo "# == $n emulated nodes x $ppn ranks: $step"
         before=$sfio_tap_failed
@@ -152,6 +170,6 @@ for n in $counts; do
     done
 done
 rm -f "$tmp"
-echo "# emulated nodes {$counts} x $ppn: $(( $(date +%s) - t_all )) s"
+echo "# emulated nodes {$counts} (x $default_ppn where not given): $(( $(date +%s) - t_all )) s"
 echo "1..$sfio_tap_tests"
 [ "$sfio_tap_failed" = 0 ]
