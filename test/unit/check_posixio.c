@@ -151,6 +151,79 @@ START_TEST(pipelined_error)
 }
 END_TEST
 
+/* Few pieces, a high threshold: the _pieces calls keep them in flight all
+ * the same, and every read path gives the bytes one pread per piece gives:
+ * read_segs with sieved windows between windows read as they are (runs of
+ * these are read together), pieces past the end of the file not counted. */
+START_TEST(pieces_and_mixed_windows)
+{
+    enum { N = 40 };
+    static mca_common_sfio_ioseg_t segs[N];
+    static char mem[N * 4096], back[N * 4096], want[N * 4096];
+    uint64_t seed = 0x51ed2701ULL + (uint64_t) _i;
+    for (size_t i = 0; i < sizeof(mem); ++i) {
+        mem[i] = (char) (xorshift64(&seed) & 0xff);
+    }
+    for (int round = 0; round < 20; ++round) {
+        /* ascending pieces: small ones close together (sieved), large ones
+         * and far gaps (read as they are) */
+        size_t n = 2 + xorshift64(&seed) % (N - 2), memoff = 0;
+        uint64_t off = xorshift64(&seed) % 100;
+        for (size_t i = 0; i < n; ++i) {
+            uint64_t len = (xorshift64(&seed) % 3) ? 1 + xorshift64(&seed) % 200
+                                                   : 2000 + xorshift64(&seed) % 2000;
+            segs[i] = (mca_common_sfio_ioseg_t) { off, len, mem + memoff };
+            memoff += len;
+            off += len + ((xorshift64(&seed) % 2) ? xorshift64(&seed) % 64
+                                                  : 5000 + xorshift64(&seed) % 5000);
+        }
+        char p[256];
+        int fd = scratch_file(p, sizeof(p));
+        mca_common_sfio_posix_depth = 8;
+        mca_common_sfio_posix_depth_min_segs = 64;
+        uint64_t w = 0;
+        size_t nwrite = n - n / 4;   /* the last pieces lie past the end of the file */
+        ck_assert_int_eq(mca_common_sfio_posix_write_pieces(fd, segs, nwrite, &w), 0);
+        ck_assert_uint_eq(w, mca_common_sfio_ioseg_total(segs, nwrite));
+
+        memset(want, 0, sizeof(want));
+        uint64_t expect = 0;
+        for (size_t i = 0; i < n; ++i) {
+            ssize_t got = pread(fd, want + ((char *) segs[i].buf - mem), segs[i].length,
+                                (off_t) segs[i].offset);
+            ck_assert_int_ge(got, 0);
+            expect += (uint64_t) got;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            segs[i].buf = back + ((char *) segs[i].buf - mem);
+        }
+        mca_common_sfio_sieve_policy_t sieve = { .enabled = true, .max_gap = 64,
+                                                 .max_window = 1500, .max_block = 256 };
+        mca_common_sfio_sieve_policy_t none = { .enabled = false };
+        const mca_common_sfio_sieve_policy_t *policies[] = { &sieve, &none, NULL };
+        for (int k = 0; k < 3; ++k) {
+            mca_common_sfio_scratch_t scratch = { 0 };
+            uint64_t r = 0;
+            memset(back, 0, sizeof(back));
+            if (policies[k]) {
+                ck_assert_int_eq(mca_common_sfio_posix_read_segs(fd, segs, n, policies[k],
+                                                                 &scratch, &r), 0);
+            } else {
+                ck_assert_int_eq(mca_common_sfio_posix_read_pieces(fd, segs, n, &r), 0);
+            }
+            ck_assert_uint_eq(r, expect);
+            ck_assert(0 == memcmp(back, want, memoff));
+            mca_common_sfio_scratch_fini(&scratch);
+        }
+        for (size_t i = 0; i < n; ++i) {
+            segs[i].buf = mem + ((char *) segs[i].buf - back);
+        }
+        close(fd);
+    }
+    mca_common_sfio_posix_shutdown();
+}
+END_TEST
+
 START_TEST(network_fs_types)
 {
     ck_assert(mca_common_sfio_fs_is_network(0x6969));           /* NFS */
@@ -170,6 +243,7 @@ static Suite *posixio_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, pipelined_equals_serial, 0, 3);
     tcase_add_test(tc, pipelined_error);
+    tcase_add_loop_test(tc, pieces_and_mixed_windows, 0, 3);
     tcase_add_test(tc, network_fs_types);
     suite_add_tcase(s, tc);
     return s;

@@ -261,12 +261,13 @@ static unsigned depth_for(int fd)
     return 1;
 }
 
-/* segs_transfer with up to depth requests in flight.  Falls back to the
- * calling thread alone when the pool is taken or cannot start. */
+/* segs_transfer with up to depth requests in flight, for min_segs
+ * segments or more.  Falls back to the calling thread alone when the pool
+ * is taken or cannot start. */
 static int segs_transfer_pipelined(int fd, bool is_write, const mca_common_sfio_ioseg_t *segs,
-                                   size_t nsegs, uint64_t *done_p)
+                                   size_t nsegs, size_t min_segs, uint64_t *done_p)
 {
-    if (nsegs < mca_common_sfio_posix_depth_min_segs || nsegs < 2) {
+    if (nsegs < min_segs || nsegs < 2) {
         return segs_transfer(fd, is_write, segs, nsegs, done_p);
     }
     unsigned depth = depth_for(fd);
@@ -328,7 +329,20 @@ void mca_common_sfio_posix_shutdown(void)
 int mca_common_sfio_posix_write_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                      uint64_t *written_p)
 {
-    return segs_transfer_pipelined(fd, true, segs, nsegs, written_p);
+    return segs_transfer_pipelined(fd, true, segs, nsegs, mca_common_sfio_posix_depth_min_segs,
+                                   written_p);
+}
+
+int mca_common_sfio_posix_write_pieces(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                       uint64_t *written_p)
+{
+    return segs_transfer_pipelined(fd, true, segs, nsegs, 2, written_p);
+}
+
+int mca_common_sfio_posix_read_pieces(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                      uint64_t *read_p)
+{
+    return segs_transfer_pipelined(fd, false, segs, nsegs, 2, read_p);
 }
 
 int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
@@ -336,18 +350,31 @@ int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs,
                                     mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
 {
     mca_common_sfio_sieve_window_t w;
-    size_t pos = 0;
+    size_t pos = 0, run = 0;   /* [run, pos): segments read as they are */
     uint64_t total = 0;
 
-    while (mca_common_sfio_sieve_next(segs, nsegs, &pos, policy, &w)) {
-        if (!w.sieve) {
+    /* Consecutive windows that are not sieved are read together, so that
+     * neighbours in the file fuse into one request and the rest are kept
+     * in flight at once (pieces of a log, segments larger than a sieve). */
+    for (;;) {
+        size_t before = pos;
+        bool more = mca_common_sfio_sieve_next(segs, nsegs, &pos, policy, &w);
+        if (more && !w.sieve) {
+            continue;
+        }
+        size_t end = more ? w.first : before;
+        if (end > run) {
             uint64_t n = 0;
-            int rc = segs_transfer_pipelined(fd, false, segs + w.first, w.count, &n);
+            int rc = segs_transfer_pipelined(fd, false, segs + run, end - run,
+                                             mca_common_sfio_posix_depth_min_segs, &n);
             if (rc < 0) {
                 return rc;
             }
             total += n;
-            continue;
+        }
+        run = pos;
+        if (!more) {
+            break;
         }
         int rc = scratch_reserve(scratch, (size_t) w.length);
         if (rc < 0) {

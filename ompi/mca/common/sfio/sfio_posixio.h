@@ -43,6 +43,15 @@ void mca_common_sfio_posix_shutdown(void);
 int mca_common_sfio_posix_write_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                      uint64_t *written_p);
 
+/* As write_segs and read_segs (no sieving), with up to the depth of
+ * requests in flight however few the segments are: for callers whose
+ * pieces are few but each costs a round trip (a fold's write-back and its
+ * reads of other ranks' logs). */
+int mca_common_sfio_posix_write_pieces(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                       uint64_t *written_p);
+int mca_common_sfio_posix_read_pieces(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                      uint64_t *read_p);
+
 /* Reads every segment, sieving where policy says so.  Bytes past end of
  * file are not counted.  Returns 0 and the bytes read in *read_p, or a
  * negative errno. */

@@ -74,6 +74,15 @@ int sfio_vstore_flat_write_segs(mca_common_sfio_vstore_t *s, const mca_common_sf
     return rc;
 }
 
+int sfio_vstore_flat_write_pieces(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                                  size_t n, uint64_t *done_p)
+{
+    sfio_vstore_flat_begin(s);
+    int rc = mca_common_sfio_posix_write_pieces(s->flat_fd, segs, n, done_p);
+    sfio_vstore_flat_end(s);
+    return rc;
+}
+
 ssize_t sfio_vstore_flat_pwrite(mca_common_sfio_vstore_t *s, const void *buf, size_t n, uint64_t off)
 {
     sfio_vstore_flat_begin(s);

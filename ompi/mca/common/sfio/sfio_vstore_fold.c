@@ -69,6 +69,20 @@ static int collect_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
     return 0;
 }
 
+/* Orders indices into a fold_pieces_t by owner, then by place in its log. */
+static int by_owner_then_log_offset(const void *a, const void *b, void *ctx)
+{
+    size_t i = *(const size_t *) a, j = *(const size_t *) b;
+    const fold_pieces_t *fp = ctx;
+    if (fp->rank[i] != fp->rank[j]) {
+        return fp->rank[i] < fp->rank[j] ? -1 : 1;
+    }
+    if (fp->log_offset[i] != fp->log_offset[j]) {
+        return fp->log_offset[i] < fp->log_offset[j] ? -1 : 1;
+    }
+    return 0;
+}
+
 /* Fills segs (offset: in rank's log, ascending; buf: destination) with
  * their logged bytes: this rank's own from its log's copy while it lasts,
  * the rest with one vectored read of the log (pieces back to back in the
@@ -76,7 +90,7 @@ static int collect_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
  * Adds the bytes taken from the copy to *copied_p.  Returns 0, or a
  * negative errno (-EIO: a published piece is not wholly in its log). */
 static int read_logged(mca_common_sfio_vstore_t *s, int rank, const mca_common_sfio_ioseg_t *segs,
-                       size_t n, mca_common_sfio_scratch_t *scratch, uint64_t *copied_p)
+                       size_t n, uint64_t *copied_p)
 {
     size_t k = 0;
     if (rank == s->rank) {
@@ -91,13 +105,12 @@ static int read_logged(mca_common_sfio_vstore_t *s, int rank, const mca_common_s
     if (k == n) {
         return 0;
     }
-    const mca_common_sfio_sieve_policy_t direct = { .enabled = false };
     int fd = sfio_vstore_log_fd_of(s, rank);
     uint64_t got = 0;
     if (fd < 0) {
         return fd;
     }
-    int rc = mca_common_sfio_posix_read_segs(fd, segs + k, n - k, &direct, scratch, &got);
+    int rc = mca_common_sfio_posix_read_pieces(fd, segs + k, n - k, &got);
     if (0 == rc && got != mca_common_sfio_ioseg_total(segs + k, n - k)) {
         rc = -EIO;
     }
@@ -157,21 +170,19 @@ static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
         sorted[k] = tmp[order[k]];
         srank[k] = rd->rank[order[k]];
     }
-    mca_common_sfio_scratch_t scratch = { 0 };
     for (size_t k = 0; 0 == rc && k < n;) {
         size_t e = k + 1;
         while (e < n && srank[e] == srank[k]) {
             e++;
         }
         uint64_t copied = 0;
-        rc = read_logged(s, srank[k], sorted + k, e - k, &scratch, &copied);
+        rc = read_logged(s, srank[k], sorted + k, e - k, &copied);
         if (0 == rc) {
             s->stats.bytes_folded += mca_common_sfio_ioseg_total(sorted + k, e - k);
             s->stats.bytes_fold_cached += copied;
         }
         k = e;
     }
-    mca_common_sfio_scratch_fini(&scratch);
     free(sorted);
     free(srank);
     return rc;
@@ -361,58 +372,78 @@ static int fold_owner(mca_common_sfio_vstore_t *s)
     }
     free(writer);
     free(length);
-#define FOLD_COPIED(i) (fp.rank[i] == s->rank && fp.log_offset[i] >= s->logcopy_base && \
-                        fp.log_offset[i] + fp.segs[i].length <= s->logcopy_base + s->logcopy_len)
-    char *buf = NULL;
-    mca_common_sfio_scratch_t scratch = { 0 };
-    for (size_t k = 0; 0 == rc && k < m;) {
-        size_t e = k;
-        uint64_t done = 0;
-        if (FOLD_COPIED(k)) {
-            /* a run of pieces in the copy: one vectored write */
-            while (e < m && FOLD_COPIED(e)) {
-                fp.segs[e].buf = s->logcopy + (fp.log_offset[e] - s->logcopy_base);
-                e++;
-            }
-            rc = sfio_vstore_flat_write_segs(s, fp.segs + k, e - k, &done);
-            s->stats.bytes_fold_cached += done;
+    /* The copied pieces go in one vectored write and the others a window
+     * at a time, each log's in log order (a write's pieces lie back to
+     * back in its log, so they fuse into few reads): the pieces are
+     * disjoint, so the order of their writes does not matter, and
+     * interleaving the two kinds in file order would make many small
+     * calls that are not kept in flight together. */
+    size_t *order = 0 == rc ? malloc((m ? m : 1) * sizeof(*order)) : NULL;
+    mca_common_sfio_ioseg_t *out = order ? malloc((m ? m : 1) * sizeof(*out)) : NULL;
+    mca_common_sfio_ioseg_t *reads = out ? malloc((m ? m : 1) * sizeof(*reads)) : NULL;
+    if (0 == rc && !reads) {
+        rc = -ENOMEM;
+    }
+    size_t ncopied = 0;
+    for (size_t i = 0; 0 == rc && i < m; ++i) {
+        if (fp.rank[i] == s->rank && fp.log_offset[i] >= s->logcopy_base &&
+            fp.log_offset[i] + fp.segs[i].length <= s->logcopy_base + s->logcopy_len) {
+            out[ncopied] = fp.segs[i];
+            out[ncopied].buf = s->logcopy + (fp.log_offset[i] - s->logcopy_base);
+            ncopied++;
         } else {
-            /* pieces to read from a log (past the copy, or another rank's) */
-            if (!buf && !(buf = malloc(win))) {
-                rc = -ENOMEM;
-                break;
+            order[i - ncopied] = i;
+        }
+    }
+    if (0 == rc && ncopied > 0) {
+        uint64_t done = 0;
+        rc = sfio_vstore_flat_write_pieces(s, out, ncopied, &done);
+        s->stats.bytes_fold_cached += done;
+        s->stats.bytes_folded += done;
+    }
+    size_t nread = m - ncopied;
+    if (0 == rc && nread > 1) {
+        qsort_r(order, nread, sizeof(*order), by_owner_then_log_offset, &fp);
+    }
+    char *buf = NULL;
+    for (size_t k = 0; 0 == rc && k < nread;) {
+        if (!buf && !(buf = malloc(win))) {
+            rc = -ENOMEM;
+            break;
+        }
+        /* a window's worth of pieces, read per log, then written */
+        size_t e = k;
+        uint64_t fill = 0;
+        while (e < nread && fill + fp.segs[order[e]].length <= win) {
+            size_t i = order[e];
+            out[e - k] = fp.segs[i];
+            out[e - k].buf = buf + fill;
+            reads[e - k] = (mca_common_sfio_ioseg_t) { fp.log_offset[i], fp.segs[i].length,
+                                                       buf + fill };
+            fill += fp.segs[i].length;
+            e++;
+        }
+        for (size_t a = k; 0 == rc && a < e;) {
+            size_t b = a;   /* a run of the same log */
+            while (b < e && fp.rank[order[b]] == fp.rank[order[a]]) {
+                b++;
             }
-            uint64_t fill = 0;
-            while (e < m && !FOLD_COPIED(e) && fill + fp.segs[e].length <= win) {
-                fp.segs[e].buf = buf + fill;
-                fill += fp.segs[e].length;
-                e++;
-            }
-            mca_common_sfio_ioseg_t *reads = malloc((e - k) * sizeof(*reads));
-            rc = reads ? 0 : -ENOMEM;
-            for (size_t i = k; 0 == rc && i < e;) {
-                size_t j = i;   /* a run of the same log */
-                while (j < e && fp.rank[j] == fp.rank[i]) {
-                    reads[j - i] = (mca_common_sfio_ioseg_t) { fp.log_offset[j], fp.segs[j].length,
-                                                               fp.segs[j].buf };
-                    j++;
-                }
-                uint64_t copied = 0;
-                rc = read_logged(s, fp.rank[i], reads, j - i, &scratch, &copied);
-                s->stats.bytes_fold_cached += copied;
-                i = j;
-            }
-            free(reads);
-            if (0 == rc) {
-                rc = sfio_vstore_flat_write_segs(s, fp.segs + k, e - k, &done);
-            }
+            uint64_t copied = 0;
+            rc = read_logged(s, fp.rank[order[a]], reads + (a - k), b - a, &copied);
+            s->stats.bytes_fold_cached += copied;
+            a = b;
+        }
+        uint64_t done = 0;
+        if (0 == rc) {
+            rc = sfio_vstore_flat_write_pieces(s, out, e - k, &done);
         }
         s->stats.bytes_folded += done;
         k = e;
     }
-#undef FOLD_COPIED
-    mca_common_sfio_scratch_fini(&scratch);
     free(buf);
+    free(order);
+    free(out);
+    free(reads);
     free(fp.segs);
     free(fp.rank);
     free(fp.log_offset);

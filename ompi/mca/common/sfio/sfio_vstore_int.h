@@ -310,6 +310,11 @@ void sfio_vstore_flat_end(mca_common_sfio_vstore_t *s);
 int sfio_vstore_flat_write_segs(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
                            size_t n, uint64_t *done_p);
 
+/* The same for a fold's write-back: its pieces are kept in flight together
+ * however few they are (mca_common_sfio_posix_write_pieces). */
+int sfio_vstore_flat_write_pieces(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                                  size_t n, uint64_t *done_p);
+
 ssize_t sfio_vstore_flat_pwrite(mca_common_sfio_vstore_t *s, const void *buf, size_t n, uint64_t off);
 
 int sfio_vstore_recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n);
