@@ -38,6 +38,15 @@ typedef struct mca_common_sfio_file_t {
     bool served_by_fs;                 /* fs/versioned serves fh (else a stock fs) */
     mca_common_sfio_vstore_t *store;   /* NULL: no versioned store */
     int store_errno;                   /* why not, when NULL */
+    /* Across nodes the store needs the file's coordination service.  It
+     * joins at the first MPI_File_set_atomicity(fh, 1), a collective
+     * point, rather than in every open (a file never made atomic pays
+     * nothing for it); until then the store waits here and store is NULL. */
+    mca_common_sfio_vstore_t *store_awaiting_service;
+    /* io/ompio's set_atomicity of the file's ompi_file_t, which the suite
+     * wraps for that and for the store's new epoch (NULL: not wrapped). */
+    struct ompi_file_t *io_file;
+    mca_io_base_module_file_set_atomicity_fn_t set_atomicity_real;
     bool warned_no_atomic;
     /* Which bytes of the current views are private (Logan and Dickens'
      * objects), computed at every set_view (invalid: everything is shared). */

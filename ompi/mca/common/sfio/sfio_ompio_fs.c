@@ -148,6 +148,38 @@ static int recover_stores(const char *filename, int fd, const char *store_dir, b
     return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
 }
 
+void sfio_ompio_fs_store_join(ompio_file_t *fh, mca_common_sfio_file_t *f)
+{
+    mca_common_sfio_vstore_t *store = f->store_awaiting_service;
+    if (NULL == store) {
+        return;
+    }
+    f->store_awaiting_service = NULL;
+    mca_common_sfio_coord_config_t cfg = {
+        .backend = MCA_COMMON_SFIO_COORD_OFI, .provider = NULL,
+        .timeout_ms = mca_common_sfio_lock_wait_ms, .host = -1,
+    };
+    mca_common_sfio_coord_t *service = NULL;
+    int crc = mca_common_sfio_coord_open(fh->f_comm, &cfg,
+                                         mca_common_sfio_vstore_service_slots(fh->f_size), 0,
+                                         &service);
+    if (0 == crc) {
+        mca_common_sfio_vstore_use_service(store, service);
+        f->store = store;
+        return;
+    }
+    /* the same rc everywhere: every rank drops the store alike */
+    const char *why = mca_common_sfio_coord_why();
+    opal_output_verbose(1, mca_common_sfio_output,
+                        "sfio: no versioned store for %s: its ranks span several nodes and the "
+                        "coordination service did not start (%s)",
+                        fh->f_filename ? fh->f_filename : "", '\0' != why[0] ? why : strerror(-crc));
+    /* no rank can have touched it without its service: nothing exists */
+    mca_common_sfio_vstore_discard(store);
+    f->store_errno = -crc;
+    (void) sfio_ompio_locksvc_open(fh, f);
+}
+
 int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                             struct opal_info_t *info, ompio_file_t *fh,
                             const mca_common_sfio_fs_options_t *options)
@@ -260,29 +292,7 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
         return MPI_ERR_NO_MEM;
     }
     f->store_errno = options->versioned_store ? EROFS : ENOTSUP;
-    if (NULL != store && spans) {
-        /* No page is shared between nodes: the store's counters live in
-         * the file's coordination service (the same rc everywhere). */
-        mca_common_sfio_coord_config_t cfg = {
-            .backend = MCA_COMMON_SFIO_COORD_OFI, .provider = NULL,
-            .timeout_ms = mca_common_sfio_lock_wait_ms, .host = -1,
-        };
-        mca_common_sfio_coord_t *service = NULL;
-        int crc = mca_common_sfio_coord_open(comm, &cfg, mca_common_sfio_vstore_service_slots(fh->f_size), 0,
-                                             &service);
-        if (0 != crc) {
-            const char *why = mca_common_sfio_coord_why();
-            mca_common_sfio_vstore_discard(store);
-            store = NULL;
-            store_rc = crc;
-            opal_output_verbose(1, mca_common_sfio_output,
-                                "sfio: no versioned store for %s: its ranks span several nodes "
-                                "and the coordination service did not start (%s)",
-                                filename, '\0' != why[0] ? why : strerror(-crc));
-        } else {
-            mca_common_sfio_vstore_use_service(store, service);
-        }
-    } else if (want_store && 0 != store_rc) {
+    if (want_store && 0 != store_rc) {
         opal_output_verbose(1, mca_common_sfio_output,
                             "sfio: no versioned store for %s: %s", filename, strerror(-store_rc));
     }
@@ -298,11 +308,24 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     }
     if (NULL != store) {
         mca_common_sfio_vstore_begin(store);
-        f->store = store;
-        mca_common_sfio_vstore_set_journal_private(f->store, options->journal_private);
-        mca_common_sfio_vstore_set_fold_policy(f->store, &options->fold);
+        mca_common_sfio_vstore_set_journal_private(store, options->journal_private);
+        mca_common_sfio_vstore_set_fold_policy(store, &options->fold);
         opal_output_verbose(10, mca_common_sfio_output, "sfio: versioned store %s",
-                            mca_common_sfio_vstore_dir(f->store));
+                            mca_common_sfio_vstore_dir(store));
+        if (spans) {
+            /* No page is shared between nodes: the store's counters live
+             * in the file's coordination service, joined at the first
+             * set_atomicity(fh, 1) where it can be wrapped (alike on
+             * every rank: the same OMPIO, the same kind of handle). */
+            f->store_awaiting_service = store;
+            f->store_errno = ENOTCONN;
+            if (!sfio_ompio_hooks_wrap_set_atomicity(f)) {
+                sfio_ompio_fs_store_join(fh, f);
+            }
+        } else {
+            f->store = store;
+            (void) sfio_ompio_hooks_wrap_set_atomicity(f);
+        }
     } else if (want_store) {
         f->store = NULL;
         f->store_errno = -store_rc;
@@ -380,6 +403,11 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
         err = mca_common_sfio_pcache_flush(fh, &f->pcache);
         if (MPI_SUCCESS == err && 0 != f->unreported_err) {
             err = f->unreported_err;    /* see unreported_err */
+        }
+        if (NULL != f->store_awaiting_service) {
+            /* never atomic, so never touched: nothing of it exists */
+            mca_common_sfio_vstore_discard(f->store_awaiting_service);
+            f->store_awaiting_service = NULL;
         }
         if (NULL != f->store) {
             mca_common_sfio_vstore_stats_t st = { 0 };

@@ -1,8 +1,8 @@
 /*
  * sfio_ompio_hooks: what the suite puts in front of OMPIO: the cycle-size
  * callback in atomic mode, the collective point after set_view (private
- * objects), the fcoll proxy of atomic collective calls, the fs proxy over
- * a stock fs, and the fs/fbtl module init and finalize.
+ * objects), the fcoll proxy of atomic collective calls, set_atomicity,
+ * the fs proxy over a stock fs, and the fs/fbtl module init and finalize.
  */
 #include "sfio_ompio_int.h"
 
@@ -327,9 +327,72 @@ void sfio_ompio_hooks_install_at_open(mca_common_sfio_file_t *f)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* MPI_File_set_atomicity                                             */
+/* ------------------------------------------------------------------ */
+
+/* io/ompio tells neither fs nor fbtl when atomic mode begins.  MPI calls
+ * the io module through the copy of its function table in the file's
+ * ompi_file_t, so the suite puts its own set_atomicity in that copy (the
+ * module's own table stays as it is).  Atomic mode beginning is the
+ * collective point where the versioned store's service joins across
+ * nodes, and where the store's fresh bytes start past the file's size. */
+static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
+{
+    mca_common_ompio_data_t *data = (mca_common_ompio_data_t *) file->f_io_selected_data;
+    mca_common_sfio_file_t *f = NULL != data ? mca_common_sfio_file_of(&data->ompio_fh) : NULL;
+    if (NULL == f || NULL == f->set_atomicity_real) {
+        return MPI_ERR_INTERN;
+    }
+    ompio_file_t *fh = f->fh;
+    bool join = false;
+    if (NULL != f->store_awaiting_service) {
+        /* Every rank must take part in the join or none: agree on the
+         * flag first (io/ompio fails only the ranks whose flag differs
+         * from rank 0's). */
+        int v[2] = { flag ? 1 : 0, flag ? 0 : 1 };
+        int rc = fh->f_comm->c_coll->coll_allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX,
+                                                    fh->f_comm,
+                                                    fh->f_comm->c_coll->coll_allreduce_module);
+        join = OMPI_SUCCESS == rc && 1 == v[0] && 0 == v[1];
+    }
+    int rc = f->set_atomicity_real(file, flag);
+    if (join) {
+        sfio_ompio_fs_store_join(fh, f);
+    }
+    if (OMPI_SUCCESS == rc && flag && NULL != f->store) {
+        mca_common_sfio_vstore_atomic_begins(f->store);
+    }
+    return rc;
+}
+
+bool sfio_ompio_hooks_wrap_set_atomicity(mca_common_sfio_file_t *f)
+{
+    ompio_file_t *fh = f->fh;
+    /* OMPIO's internal files (a sharedfp component's) have no ompi_file_t
+     * of their own; a user's handle is the one its io data points back to */
+    struct ompi_file_t *file = fh->f_fh;
+    if (NULL != f->io_file || (fh->f_flags & OMPIO_SHAREDFP_IS_SET) || NULL == file ||
+        NULL == file->f_io_selected_data ||
+        &((mca_common_ompio_data_t *) file->f_io_selected_data)->ompio_fh != fh ||
+        NULL == file->f_io_selected_module.v2_0_0.io_module_file_set_atomicity) {
+        return false;
+    }
+    f->io_file = file;
+    f->set_atomicity_real = file->f_io_selected_module.v2_0_0.io_module_file_set_atomicity;
+    file->f_io_selected_module.v2_0_0.io_module_file_set_atomicity = sfio_set_atomicity;
+    return true;
+}
+
 void sfio_ompio_hooks_remove_at_close(mca_common_sfio_file_t *f)
 {
     ompio_file_t *fh = f->fh;
+    if (NULL != f->io_file && NULL != f->set_atomicity_real &&
+        sfio_set_atomicity == f->io_file->f_io_selected_module.v2_0_0.io_module_file_set_atomicity) {
+        f->io_file->f_io_selected_module.v2_0_0.io_module_file_set_atomicity = f->set_atomicity_real;
+    }
+    f->io_file = NULL;
+    f->set_atomicity_real = NULL;
     if (NULL != f->sharedfp_real && fh->f_sharedfp == &f->sharedfp_proxy) {
         fh->f_sharedfp = f->sharedfp_real;
     }

@@ -60,9 +60,24 @@ void sfio_ompio_hooks_install_at_open(mca_common_sfio_file_t *f);
 
 void sfio_ompio_hooks_remove_at_close(mca_common_sfio_file_t *f);
 
-/* Collective at the collective point inside MPI_File_open: opens f's
- * list-lock service when the parameters ask for it; without it (or when
- * it cannot start) the lock modes use fcntl.  Always MPI_SUCCESS. */
+/* Collective (in the first MPI_File_set_atomicity(fh, 1) across nodes, or
+ * in the open of a file whose set_atomicity cannot be wrapped): joins
+ * the file's coordination service for the store waiting for it and makes
+ * it f->store; where the service does not start, drops the store (said at
+ * verbose level 1) and opens the list-lock service if the lock modes now
+ * want it.  The same outcome on every rank. */
+void sfio_ompio_fs_store_join(ompio_file_t *fh, mca_common_sfio_file_t *f);
+
+/* Puts the suite's set_atomicity in front of io/ompio's for fh's
+ * ompi_file_t (see sfio_ompio_hooks.c); false where fh is not a user's
+ * file handle (OMPIO's internal files) or already wrapped. */
+bool sfio_ompio_hooks_wrap_set_atomicity(mca_common_sfio_file_t *f);
+
+/* Collective at the collective point inside MPI_File_open (and in the
+ * first set_atomicity(fh, 1) where the store's service did not start):
+ * opens f's list-lock service when the parameters ask for it and it is
+ * not open; without it (or when it cannot start) the lock modes use
+ * fcntl.  Always MPI_SUCCESS. */
 int sfio_ompio_locksvc_open(ompio_file_t *fh, mca_common_sfio_file_t *f);
 
 /* Collective at close: closes f's service, if any. */

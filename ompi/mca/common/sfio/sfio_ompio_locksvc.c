@@ -1,9 +1,10 @@
 /*
  * sfio_ompio_locksvc: the list-lock service of an open file (sfio_locksvc)
  * as the lock modes see it: opened at the collective point inside
- * MPI_File_open when the parameters ask for it (sfio_route decides),
- * turned into the locker of the file's locked path, closed at the
- * file's close.  A service that cannot start leaves fcntl locks, said
+ * MPI_File_open when the parameters ask for it (sfio_route decides), or
+ * at the first set_atomicity(fh, 1) when the versioned store's service
+ * did not start there; turned into the locker of the file's locked path,
+ * closed at the file's close.  A service that cannot start leaves fcntl locks, said
  * at verbose level 1 (or always, when the service was asked for by name).
  */
 #include "sfio_ompio_int.h"
@@ -51,11 +52,12 @@ int sfio_ompio_locksvc_open(ompio_file_t *fh, mca_common_sfio_file_t *f)
      * open), the fbtl (selected alike) and where the ranks run */
     bool ours = NULL != fh->f_fbtl_component &&
                 0 == strcmp(fh->f_fbtl_component->mca_component_name, "versioned");
-    if (!ours || fh->f_size < 2 ||
+    if (!ours || fh->f_size < 2 || NULL != f->locksvc ||
         !mca_common_sfio_route_wants_locksvc(mca_common_sfio_lock_backend,
                                              mca_common_sfio_lock_atomic_mode,
                                              0 != (fh->f_amode & MPI_MODE_RDONLY),
-                                             NULL != f->store,
+                                             NULL != f->store ||
+                                                 NULL != f->store_awaiting_service,
                                              mca_common_sfio_coord_spans_nodes(fh->f_comm))) {
         return MPI_SUCCESS;
     }

@@ -594,6 +594,20 @@ void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+void mca_common_sfio_vstore_atomic_begins(mca_common_sfio_vstore_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct stat st;
+    uint64_t size = 0 == fstat(s->flat_fd, &st) ? (uint64_t) st.st_size : UINT64_MAX;
+    if (size > s->fresh_floor) {
+        s->fresh_floor = size;   /* never lower: a fold's floor stays */
+    }
+    if (s->reserved_to < s->fresh_floor && UINT64_MAX != s->fresh_floor) {
+        s->reserved_to = s->fresh_floor;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 void mca_common_sfio_vstore_set_journal_private(mca_common_sfio_vstore_t *s, bool journal)
 {
     s->journal_private = journal;

@@ -186,6 +186,13 @@ bool mca_common_sfio_vstore_touched(mca_common_sfio_vstore_t *store);
  * bytes count as fresh only past the new size. */
 void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *store);
 
+/* Atomic mode begins (MPI_File_set_atomicity(fh, 1)): private bytes count
+ * as fresh only past the flat file's size now.  Local: the size includes
+ * every byte this rank wrote without the store (non-atomic writes), which
+ * an undo of fresh bytes after a crash must not zero; bytes of other
+ * ranks not yet in the size are not in this rank's private bytes. */
+void mca_common_sfio_vstore_atomic_begins(mca_common_sfio_vstore_t *store);
+
 /* Whether an atomic write's private bytes (Logan and Dickens) are journaled before
  * they go in place (default; a crash never leaves part of a write), or go
  * in place at once (faster; a write cut by a crash may leave its private
