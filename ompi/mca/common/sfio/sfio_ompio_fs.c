@@ -529,6 +529,8 @@ int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
     }
     if (NULL != f && NULL != f->store) {
         mca_common_sfio_vstore_resized(f->store);   /* root's ftruncate is done */
+    } else if (NULL != f && NULL != f->store_awaiting_service) {
+        mca_common_sfio_vstore_resized(f->store_awaiting_service);
     }
     return err;
 }
