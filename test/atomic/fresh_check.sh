@@ -6,7 +6,10 @@
 # and "FAIL ..." lines; exits with the run's status.
 np=$1
 shift
-out=$("$@" --mca fs_versioned_verbose 1 2>&1)
+# the launcher's options go before the program (prterun hands the rest
+# to the program)
+prog=${!#}
+out=$("${@:1:$#-1}" --mca fs_versioned_verbose 1 "$prog" 2>&1)
 rc=$?
 echo "$out"
 echo "$out" | awk -v np="$np" '
@@ -17,7 +20,7 @@ echo "$out" | awk -v np="$np" '
     }
     END {
         if (want == "") exit   # t_fresh failed and said so
-        if (n < np) { print "FAIL t_fresh: " n " statistics lines for " np " ranks"; exit }
+        if (n < np) { print "FAIL t_fresh: " n + 0 " statistics lines for " np " ranks"; exit }
         for (i = 0; i < n; i++)
             if (fresh[i] != want) bad = bad " " fresh[i]
         if (bad != "") print "FAIL t_fresh: fresh bytes" bad ", expected " want " on every rank"
