@@ -527,10 +527,10 @@ int mca_common_sfio_fs_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
             return rc;
         }
     }
-    if (NULL != f && NULL != f->store) {
-        mca_common_sfio_vstore_resized(f->store);   /* root's ftruncate is done */
-    } else if (NULL != f && NULL != f->store_awaiting_service) {
-        mca_common_sfio_vstore_resized(f->store_awaiting_service);
+    mca_common_sfio_vstore_t *store = NULL == f ? NULL
+                                      : NULL != f->store ? f->store : f->store_awaiting_service;
+    if (NULL != store) {
+        mca_common_sfio_vstore_floor_at_size(store);   /* root's ftruncate is done */
     }
     return err;
 }

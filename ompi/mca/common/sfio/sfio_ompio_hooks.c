@@ -361,7 +361,7 @@ static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
         sfio_ompio_fs_store_join(fh, f);
     }
     if (OMPI_SUCCESS == rc && flag && NULL != f->store) {
-        mca_common_sfio_vstore_atomic_begins(f->store);
+        mca_common_sfio_vstore_floor_at_size(f->store);
     }
     return rc;
 }

@@ -65,22 +65,26 @@ void sfio_vstore_flat_end(mca_common_sfio_vstore_t *s)
 }
 
 /* Written bytes of the flat file, bracketed by flat_begin/end. */
+static int flat_write(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs, size_t n,
+                      uint64_t *done_p,
+                      int (*write)(int, const mca_common_sfio_ioseg_t *, size_t, uint64_t *))
+{
+    sfio_vstore_flat_begin(s);
+    int rc = write(s->flat_fd, segs, n, done_p);
+    sfio_vstore_flat_end(s);
+    return rc;
+}
+
 int sfio_vstore_flat_write_segs(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
                            size_t n, uint64_t *done_p)
 {
-    sfio_vstore_flat_begin(s);
-    int rc = mca_common_sfio_posix_write_segs(s->flat_fd, segs, n, done_p);
-    sfio_vstore_flat_end(s);
-    return rc;
+    return flat_write(s, segs, n, done_p, mca_common_sfio_posix_write_segs);
 }
 
 int sfio_vstore_flat_write_pieces(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
                                   size_t n, uint64_t *done_p)
 {
-    sfio_vstore_flat_begin(s);
-    int rc = mca_common_sfio_posix_write_pieces(s->flat_fd, segs, n, done_p);
-    sfio_vstore_flat_end(s);
-    return rc;
+    return flat_write(s, segs, n, done_p, mca_common_sfio_posix_write_pieces);
 }
 
 ssize_t sfio_vstore_flat_pwrite(mca_common_sfio_vstore_t *s, const void *buf, size_t n, uint64_t off)
@@ -587,24 +591,10 @@ void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *s,
     }
 }
 
-void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *s)
+void mca_common_sfio_vstore_floor_at_size(mca_common_sfio_vstore_t *s)
 {
     pthread_mutex_lock(&s->lock);
     sfio_vstore_refresh_fresh_floor(s);
-    pthread_mutex_unlock(&s->lock);
-}
-
-void mca_common_sfio_vstore_atomic_begins(mca_common_sfio_vstore_t *s)
-{
-    pthread_mutex_lock(&s->lock);
-    struct stat st;
-    uint64_t size = 0 == fstat(s->flat_fd, &st) ? (uint64_t) st.st_size : UINT64_MAX;
-    if (size > s->fresh_floor) {
-        s->fresh_floor = size;   /* never lower: a fold's floor stays */
-    }
-    if (s->reserved_to < s->fresh_floor && UINT64_MAX != s->fresh_floor) {
-        s->reserved_to = s->fresh_floor;
-    }
     pthread_mutex_unlock(&s->lock);
 }
 

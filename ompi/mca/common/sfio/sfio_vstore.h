@@ -182,16 +182,14 @@ void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *store,
  * where no rank of the group has, no version exists. */
 bool mca_common_sfio_vstore_touched(mca_common_sfio_vstore_t *store);
 
-/* The flat file's size changed at a collective point (set_size): private
- * bytes count as fresh only past the new size. */
-void mca_common_sfio_vstore_resized(mca_common_sfio_vstore_t *store);
-
-/* Atomic mode begins (MPI_File_set_atomicity(fh, 1)): private bytes count
- * as fresh only past the flat file's size now.  Local: the size includes
- * every byte this rank wrote without the store (non-atomic writes), which
- * an undo of fresh bytes after a crash must not zero; bytes of other
- * ranks not yet in the size are not in this rank's private bytes. */
-void mca_common_sfio_vstore_atomic_begins(mca_common_sfio_vstore_t *store);
+/* Private bytes count as fresh (in place at once, undone by zeroing after
+ * a crash) only past the flat file's size now.  Called where that size
+ * bounds every byte this rank's private bytes may hold: after set_size
+ * (a collective point), and when atomic mode begins (set_atomicity(fh,
+ * 1), local: the size includes every byte this rank wrote without the
+ * store, which such an undo must not zero; bytes of other ranks not yet
+ * in the size are not in this rank's private bytes). */
+void mca_common_sfio_vstore_floor_at_size(mca_common_sfio_vstore_t *store);
 
 /* Whether an atomic write's private bytes (Logan and Dickens) are journaled before
  * they go in place (default; a crash never leaves part of a write), or go
