@@ -252,6 +252,15 @@ if "$here/sfio-bench" iorsweep --from "$dir/ior_raw.csv" --no-plot --out "$dir/i
 else
     fail=$((fail + 1)); echo "FAIL: iorsweep report"; sed 's/^/    /' "$dir/out" | tail -12
 fi
+# iorsweep --iterations: IOR runs warm-up plus timed iterations (-i)
+if "$here/sfio-bench" iorsweep --dry-run --ior /bin/true --np 2 --transfers 4k --segments 1 \
+        --modes indep --storage-modes off --stacks suite --reps 1 --warmup 1 --iterations 3 \
+        --bench "$bench" > "$dir/out" 2>&1 &&
+   grep -q ' -i 4 -t 4k -b 16k -s 1 ' "$dir/out"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL: iorsweep --iterations"; tail -5 "$dir/out" | sed 's/^/    /'
+fi
 # the program real OTPO runs: no arguments, last line is OTPO's NPB format
 if "$here/sfio-bench" otpo-wrapper --scenario tilerow --quick --reps 1 --netstore off \
         --bench "$bench" --storage "$dir" -o "$dir/otpo-wrapper.sh" > /dev/null &&
