@@ -153,10 +153,17 @@ if [ "${SFIO_CROSS_NODE:-0}" = 1 ]; then
     exit
 fi
 # corruption must be detected and refused
-for s in noncontig tilerow block3d flash tileread "volume --method master" ior sharedlog ordered; do
+for s in noncontig tilerow block3d flash tileread "volume --method master" ior sharedlog ordered \
+         "smallwrite --writes 200"; do
     check "corrupt $s refused" 3 \
         $mpirun -np 4 -x BENCH_CORRUPT=1 "$bench" -s $s --quick --reps 1 -d "$dir"
 done
+# smallwrite's atomic check goes overlap by overlap: a correct run passes,
+# a stretch two calls share made of both writers' bytes is refused
+check "smallwrite atomic" 0 \
+    $mpirun -np 4 "$bench" -s smallwrite --atomic --writes 200 --reps 1 -d "$dir"
+check "torn smallwrite refused" 3 \
+    $mpirun -np 4 -x BENCH_TEAR=1 "$bench" -s smallwrite --atomic --writes 200 --reps 1 -d "$dir"
 if [ -n "$h5bench" ]; then
     # fcoll/adaptive under HDF5, 2-D dataset; then a corrupted write and read refused
     if ompi_info | grep -q "MCA fcoll: adaptive"; then

@@ -51,6 +51,7 @@ typedef struct {
     long nblocks, nvars, nxb, guard;  /* flash */
     long block, xfer, segs;           /* ior */
     long records, recsize;            /* sharedlog / ordered */
+    long writes, min_size, max_size;  /* smallwrite */
     long sleep_ms;                    /* sharedlog: the pointer's host sleeps this long */
 } opts_t;
 
@@ -122,6 +123,9 @@ typedef struct {
     size_t nbytes;  /* bytes this rank moves */
     size_t bufsize; /* memory buffer bytes */
     int overlap;    /* ranks' extents may overlap (writer-identity verification) */
+    int per_call;   /* overlaps differ from call to call: atomic mode is checked per
+                       overlap (one writer each), not as one serial order of whole ranks */
+    int count_ops;  /* report calls per second of the call loop (small calls) */
     const char *desc;
 } plan_t;
 
@@ -276,6 +280,31 @@ static void build_ior(plan_t *p)
     p->bufsize = moff;
 }
 
+/* smallwrite: W contiguous writes per rank, sizes doubling from min to max
+ * and round again; write k of every rank lies in slot k, rank r's at r x
+ * half its size, so each overlaps half of each neighbour's (the same k) */
+static void build_smallwrite(plan_t *p)
+{
+    long lo = O.min_size, hi = O.max_size;
+    if (lo < 2 || hi < lo) die("smallwrite: sizes must satisfy 2 <= min <= max");
+    uint64_t base = 0;
+    size_t moff = 0;
+    long size = lo;
+    for (long k = 0; k < O.writes; k++) {
+        long h = size / 2;
+        MPI_Offset off = (MPI_Offset)(base + (uint64_t)g_rank * h);
+        plan_call(p, 0, off, MPI_BYTE, MPI_BYTE, (int)size, moff);
+        plan_ext(p, (uint64_t)off, size);
+        moff += size;
+        base += (uint64_t)(g_np - 1) * h + size;
+        size = size * 2 > hi ? lo : size * 2;
+    }
+    p->bufsize = moff;
+    p->overlap = g_np > 1;
+    p->per_call = 1;
+    p->count_ops = 1;
+}
+
 /* 3-D volume, block-partitioned (PIMA(GE)^2 Lib): voxels of E bytes */
 static void volume_geom(int rank, long n, long s[3], long z[3])
 {
@@ -376,6 +405,27 @@ static void corrupt_file(const char *path, uint64_t off)
     bypass(0);
 }
 
+/* BENCH_TEAR=1 (self-test of the per-call check): the first stretch two
+ * calls share, of 16 bytes or more, gets the first writer's bytes up to
+ * its middle and the second's after: each byte from a writer, the stretch
+ * torn.  Rank 0 only; smallwrite's layout: its call 1 with rank 1's. */
+static void tear_file(const plan_t *p, const char *path)
+{
+    if (g_np < 2 || p->next < 2) return;
+    const ext_t *e = &p->ext[1];
+    uint64_t h = e->len / 2, a = e->off + h, m = (a + h / 2 + 7) & ~7ull;
+    if (h < 8 || m <= a || m >= a + h) return;
+    unsigned char buf[1024];
+    if (h > sizeof(buf)) return;
+    gen(0, a, m - a, buf);
+    gen(1, m, a + h - m, buf + (m - a));
+    bypass(1);
+    int fd = open(path, O_WRONLY);
+    if (fd < 0 || pwrite(fd, buf, h, (off_t)a) != (ssize_t)h) bench_fail("tear: cannot write %s", path);
+    close(fd);
+    bypass(0);
+}
+
 /* ------------------------------------------------------------------ */
 /* verification                                                         */
 
@@ -443,8 +493,12 @@ static int cmp_event(const void *a, const void *b)
 
 /* Overlapping plans: every byte must come from one of the ranks whose
  * extents cover it; in atomic mode the "who overwrote whom" relation must be
- * acyclic (then some serial order of the writes explains the file). */
-static void verify_overlap(const plan_t *p, const char *path, verdict_t *v, unsigned char *edges)
+ * acyclic (then some serial order of the writes explains the file).  With
+ * one_writer, every stretch covered by the same writers must instead come
+ * whole from one of them (per-call atomicity where each stretch is the
+ * overlap of one call per writer). */
+static void verify_overlap(const plan_t *p, const char *path, verdict_t *v, unsigned char *edges,
+                           int one_writer)
 {
     int n = (int)p->next, *cnt = malloc(g_np * sizeof(int)), *dis = malloc(g_np * sizeof(int));
     MPI_Allgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
@@ -480,6 +534,7 @@ static void verify_overlap(const plan_t *p, const char *path, verdict_t *v, unsi
     int fd = open(path, O_RDONLY);
     int *cover = calloc(g_np, sizeof(int));
     int *set = malloc(g_np * sizeof(int));
+    unsigned char *cand = malloc(g_np); /* one_writer: set members every word so far matches */
     size_t cap = 1 << 20;
     unsigned char *got = malloc(cap), **exp = malloc(g_np * sizeof(unsigned char *));
     for (int r = 0; r < g_np; r++) exp[r] = NULL;
@@ -499,7 +554,8 @@ static void verify_overlap(const plan_t *p, const char *path, verdict_t *v, unsi
         for (int r = 0; r < g_np; r++)
             if (cover[r] > 0) set[ns++] = r;
         if (ns == 0) continue;
-        int prev = -1;
+        int prev = -1, ncand = ns, matched = 1;
+        memset(cand, 1, ns);
         for (uint64_t o = a; o < b; o += cap) {
             size_t len = b - o < cap ? b - o : cap;
             if (fd < 0 || pread(fd, got, len, (off_t)o) != (ssize_t)len) {
@@ -520,7 +576,15 @@ static void verify_overlap(const plan_t *p, const char *path, verdict_t *v, unsi
                 if (prev >= 0 && memcmp(got + j, exp[prev] + j, w) == 0) win = prev;
                 for (int s = 0; win < 0 && s < ns; s++)
                     if (memcmp(got + j, exp[set[s]] + j, w) == 0) win = set[s];
+                if (one_writer && ncand > 0) {
+                    for (int s = 0; s < ns; s++)
+                        if (cand[s] && memcmp(got + j, exp[set[s]] + j, w) != 0) {
+                            cand[s] = 0;
+                            ncand--;
+                        }
+                }
                 if (win < 0) {
+                    matched = 0;
                     v->bad += w;
                     verdict_bad(v, "bytes at offset %llu match none of %llu writers", o + j, ns);
                 } else if (win != prev) {
@@ -531,8 +595,14 @@ static void verify_overlap(const plan_t *p, const char *path, verdict_t *v, unsi
                 j += w;
             }
         }
+        if (one_writer && matched && ncand == 0) {
+            v->bad += b - a;
+            verdict_bad(v, "the %llu bytes at offset %llu mix writers (a torn atomic write)",
+                        b - a, a);
+        }
     }
     if (fd >= 0) close(fd);
+    free(cand);
     bypass(0);
     for (int r = 0; r < g_np; r++) free(exp[r]);
     free(exp);
@@ -689,23 +759,33 @@ static void bench_write(const plan_t *p, const char *path, int rep)
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     file_open(path, MPI_MODE_CREATE | MPI_MODE_RDWR, &fh);
+    double t1 = MPI_Wtime();
     run_calls(fh, p, buf, 1);
+    double t2 = MPI_Wtime();
     MPICHK(MPI_File_close(&fh));
     double dt = MPI_Wtime() - t0, sec;
     MPI_Allreduce(&dt, &sec, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     free(buf);
+    if (p->count_ops) {
+        /* the call loop alone, slowest rank: per-call cost of small calls */
+        double loop = t2 - t1, calls = p->ncalls;
+        MPI_Allreduce(&loop, &g_ops_sec, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&calls, &g_ops, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
 
     if (want_corrupt() && g_rank == 0 && p->next) corrupt_file(path, p->ext[0].off + p->ext[0].len / 2);
+    if (getenv("BENCH_TEAR") && g_rank == 0 && p->per_call) tear_file(p, path);
     MPI_Barrier(MPI_COMM_WORLD);
     verdict_t v = {0};
     unsigned char *edges = NULL;
     if (p->overlap) {
         edges = calloc((size_t)g_np * g_np, 1);
-        verify_overlap(p, path, &v, edges);
+        verify_overlap(p, path, &v, edges, O.atomic && p->per_call);
     } else {
         verify_own(p, path, &v);
     }
-    int ok = verdict_final(&v, edges, O.atomic);
+    int ok = verdict_final(&v, edges, O.atomic && !p->per_call);
+    if (O.atomic && p->per_call) v.serial = ok; /* checked overlap by overlap */
     free(edges);
     if (!ok) refuse("write", &v);
     report("write", rep, total_bytes(p), sec, &v);
@@ -937,6 +1017,7 @@ static void usage(void)
         "  ior        IOR-style segments of contiguous blocks (write and read)\n"
         "  sharedlog  log appends with MPI_File_write_shared\n"
         "  ordered    MPI_File_write_ordered\n"
+        "  smallwrite many small contiguous writes, each overlapping its neighbours'\n"
         "options:\n"
         "  -d DIR            directory for the file ($NETSTORE_DIR, else /tmp)\n"
         "  --reps N          repetitions (default 3)\n"
@@ -952,6 +1033,7 @@ static void usage(void)
         "  --blocks N --vars N --nxb N --guard N  flash\n"
         "  --block B --xfer T --segs S          ior\n"
         "  --records N --recsize BYTES          sharedlog, ordered\n"
+        "  --writes N --sizes MIN:MAX           smallwrite (sizes double from MIN to MAX)\n"
         "  --sleep-ms MS     sharedlog: the pointer's host sleeps MS ms halfway (ops/s: the others)\n"
         "  --otpo            last line 'Time in seconds = X'\n"
         "  --keep -v\n"
@@ -1017,6 +1099,9 @@ static void set_defaults(void)
     if (!O.segs) O.segs = q ? 2 : 4;
     if (!O.records) O.records = !strcmp(s, "ordered") ? (q ? 20 : 100) : (q ? 100 : 1000);
     if (!O.recsize) O.recsize = 512;
+    if (!O.writes) O.writes = q ? 5000 : 100000;
+    if (!O.min_size) O.min_size = 8;
+    if (!O.max_size) O.max_size = 512;
 }
 
 /* sfio_bench's own options (bench_parse has the common ones) */
@@ -1040,6 +1125,12 @@ static int own_option(const char *key, bench_args_t *a)
     else if (!strcmp(key, "--records")) O.records = num(bench_arg(a));
     else if (!strcmp(key, "--recsize")) O.recsize = num(bench_arg(a));
     else if (!strcmp(key, "--sleep-ms")) O.sleep_ms = num(bench_arg(a));
+    else if (!strcmp(key, "--writes")) O.writes = num(bench_arg(a));
+    else if (!strcmp(key, "--sizes")) {
+        const char *v = bench_arg(a), *c = strchr(v, ':');
+        O.min_size = num(v);
+        O.max_size = c ? num(c + 1) : O.min_size;
+    }
     else return 0;
     return 1;
 }
@@ -1090,6 +1181,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(s, "block3d")) build_block3d(&p, O.n, O.elem);
         else if (!strcmp(s, "flash")) build_flash(&p);
         else if (!strcmp(s, "ior")) build_ior(&p);
+        else if (!strcmp(s, "smallwrite")) build_smallwrite(&p);
         else if (!strcmp(s, "volume")) {
             long st[3], z[3];
             volume_geom(g_rank, O.n, st, z);
