@@ -45,7 +45,8 @@
 
 typedef struct sfio_coord_rank_t {
     _Atomic uint64_t rec_tail;   /* bytes of valid records in rec.<rank> */
-    _Atomic uint64_t pending;    /* version being published, CLAIMING, or 0 */
+    _Atomic uint64_t pending;    /* version being published (| PENDING_READY once its
+                                    record is whole), CLAIMING, or 0 */
     _Atomic int64_t pid;
     _Atomic uint64_t rec_head;   /* records before this offset are folded (compaction) */
     _Atomic int64_t flat_writing_ns;   /* realtime ns an in-place write began; 0: none */
@@ -143,6 +144,7 @@ int sfio_open_store_file(const char *path, int flags, const char **why_p);
 /* ------------------------------------------------------------------ */
 
 #define CLAIMING      UINT64_MAX               /* pending: taking a version */
+#define PENDING_READY (UINT64_C(1) << 62)      /* pending: its record is whole */
 #define FOLD_CHUNK    (4u << 20)
 /* How long a rank waits for another rank of its group to finish creating
  * the store it also needs. */

@@ -52,6 +52,19 @@ static int mapped_take_version(mca_common_sfio_vstore_t *s, uint64_t *version_p)
     return 0;
 }
 
+/* Whether version b's record is whole (its writer may be waiting for a
+ * lower version, or descheduled): then any rank may publish it. */
+static bool ready(mca_common_sfio_vstore_t *s, uint64_t b)
+{
+    for (int r = 0; r < s->nranks; ++r) {
+        if (atomic_load_explicit(&s->coord->rank[r].pending, memory_order_acquire) ==
+            (b | PENDING_READY)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Version b is next to publish but nobody publishes it.  True when its
  * writer is certainly dead: the rank holding b is dead, or no live rank
  * holds b or is still claiming a version while some dead rank was. */
@@ -61,7 +74,7 @@ static bool holder_dead(mca_common_sfio_vstore_t *s, uint64_t b)
     for (int r = 0; r < s->nranks; ++r) {
         uint64_t pend = atomic_load(&s->coord->rank[r].pending);
         int64_t pid = atomic_load(&s->coord->rank[r].pid);
-        if (pend == b) {
+        if (CLAIMING != pend && (pend & ~PENDING_READY) == b) {
             return mca_common_sfio_pid_dead(pid);
         }
         if (CLAIMING == pend) {
@@ -74,21 +87,25 @@ static bool holder_dead(mca_common_sfio_vstore_t *s, uint64_t b)
     return dead_claimer;
 }
 
-/* Publishes v after every lower version; skips a dead writer's version. */
+/* Publishes v after every lower version; skips a dead writer's version.
+ * v's record is whole when this is called, so v is marked ready first and
+ * every waiting rank publishes whatever ready versions follow the last
+ * published one: on a busy node the chain of publications does not wait
+ * for each writer in turn to be scheduled, only for records to be whole. */
 static int mapped_publish(mca_common_sfio_vstore_t *s, uint64_t v)
 {
     unsigned long spins = 0;
+    atomic_store_explicit(&s->coord->rank[s->rank].pending, v | PENDING_READY,
+                          memory_order_release);
     for (;;) {
         uint64_t p = atomic_load_explicit(&s->coord->published, memory_order_acquire);
         if (p >= v) {
             break;
         }
-        if (p == v - 1) {
-            if (atomic_compare_exchange_strong_explicit(&s->coord->published, &p, v,
-                                                        memory_order_acq_rel,
-                                                        memory_order_acquire)) {
-                break;
-            }
+        if (p == v - 1 || ready(s, p + 1)) {
+            atomic_compare_exchange_strong_explicit(&s->coord->published, &p, p + 1,
+                                                    memory_order_acq_rel,
+                                                    memory_order_acquire);
             continue;
         }
         if (0 == spins++) {
