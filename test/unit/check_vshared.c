@@ -26,12 +26,6 @@
 
 enum { NRANKS = 3 };
 
-/* sfio_vstore.c's, which the mapped state calls only while waiting at a gate */
-bool sfio_vstore_rank_dead(mca_common_sfio_vstore_t *s, int r)
-{
-    return mca_common_sfio_pid_dead(atomic_load(&s->coord->rank[r].pid));
-}
-
 typedef struct {
     coord_t *coord;
     size_t size;

@@ -389,7 +389,6 @@ int sfio_vstore_touched(mca_common_sfio_vstore_t *s);
  * no version exists), or -errno. */
 int sfio_vstore_attach(mca_common_sfio_vstore_t *s, bool create);
 
-bool sfio_vstore_rank_dead(mca_common_sfio_vstore_t *s, int r);
 
 /* Lays segs out in the log from *tail on: fills logsegs and the record's
  * file ranges (neighbours merged).  Returns the number of ranges. */

@@ -19,6 +19,12 @@ static void pause_ns(long ns)
     nanosleep(&ts, NULL);
 }
 
+static bool rank_dead(mca_common_sfio_vstore_t *s, int r)
+{
+    return r >= 0 && r < s->nranks &&
+           mca_common_sfio_pid_dead(atomic_load(&s->coord->rank[r].pid));
+}
+
 static int mapped_join(mca_common_sfio_vstore_t *s)
 {
     atomic_store(&s->coord->rank[s->rank].pid, (int64_t) getpid());
@@ -191,7 +197,7 @@ static int mapped_gate_enter(mca_common_sfio_vstore_t *s)
             return 0;
         }
         atomic_store(mine, 0);
-        if (0 == spins % 1024 && sfio_vstore_rank_dead(s, (int) who - 1)) {
+        if (0 == spins % 1024 && rank_dead(s, (int) who - 1)) {
             /* its writes were redo of published versions: harmless */
             atomic_compare_exchange_strong(&s->coord->compacting, &who, 0);
         }
@@ -216,7 +222,7 @@ static int mapped_compaction_begin(mca_common_sfio_vstore_t *s)
         if (atomic_compare_exchange_strong(&s->coord->compacting, &zero, me)) {
             break;
         }
-        if (0 == spins % 1024 && sfio_vstore_rank_dead(s, (int) zero - 1)) {
+        if (0 == spins % 1024 && rank_dead(s, (int) zero - 1)) {
             atomic_compare_exchange_strong(&s->coord->compacting, &zero, 0);
         }
         pause_ns(50000);
@@ -224,7 +230,7 @@ static int mapped_compaction_begin(mca_common_sfio_vstore_t *s)
     for (int r = 0; r < s->nranks; ++r) {
         for (unsigned long spins = 0; r != s->rank && atomic_load(&s->coord->rank[r].in_access);
              ++spins) {
-            if (0 == spins % 1024 && sfio_vstore_rank_dead(s, r)) {
+            if (0 == spins % 1024 && rank_dead(s, r)) {
                 break;
             }
             if (spins < 64) {

@@ -32,12 +32,6 @@
 /* publishing                                                         */
 /* ------------------------------------------------------------------ */
 
-bool sfio_vstore_rank_dead(mca_common_sfio_vstore_t *s, int r)
-{
-    return r >= 0 && r < s->nranks &&
-           mca_common_sfio_pid_dead(atomic_load(&s->coord->rank[r].pid));
-}
-
 /* ------------------------------------------------------------------ */
 /* data path                                                          */
 /* ------------------------------------------------------------------ */
