@@ -88,7 +88,9 @@ if [ $stock = 1 ]; then
     mca="--mca fs ufs --mca fbtl posix"
     label=stock
 else
-    mca="--mca fs versioned --mca fbtl versioned"
+    # versioned named: the file after a crash is a prefix of the published
+    # versions (auto would take list locks on one node's local storage)
+    mca="--mca fs versioned --mca fbtl versioned --mca fbtl_versioned_atomic_mode versioned"
     label=suite
 fi
 # SFIO_MPIRUN: another launcher taking -np (test/nodes/mpirun-nodes.sh --nodes N)

@@ -8,7 +8,10 @@
 #                            [--kill-node] [--no-store-shm]
 #                            [--bindir DIR] [--seed S] [--keep]
 #
-#   (default)        --mca fs versioned --mca fbtl versioned
+#   (default)        --mca fs versioned --mca fbtl versioned, atomic mode
+#                    versioned (auto takes list locks on one node over a
+#                    local file system; its own entries, "auto", check that
+#                    and its atomicity)
 #   --stock          --mca fs ufs --mca fbtl posix: stock OMPIO is NOT atomic
 #                    in 4.1, so failures are expected there (they show that
 #                    the tests can fail); 5.0's fbtl/posix locks the extent
@@ -139,7 +142,10 @@ elif [ $stock = 2 ]; then
     stack="--mca io $romio"
     label=$romio
 else
-    stack="--mca fs versioned --mca fbtl versioned"
+    # versioned named: auto would take list locks here (one node, local
+    # file system); auto's own entries follow the first loop
+    vmode="--mca fbtl_versioned_atomic_mode versioned"
+    stack="--mca fs versioned --mca fbtl versioned $vmode"
     label=suite
 fi
 # SFIO_MPIRUN: another launcher taking -np (test/nodes/mpirun-nodes.sh --nodes N)
@@ -271,11 +277,32 @@ for np in $nps; do
     fi
 done
 
+# The suite's default atomic mode: auto takes versions across nodes and on
+# network storage, list locks on one node over a local file system (said
+# at verbose 1).  Under the same checkers, and the choice as it is said.
+if [ "$stock" = 0 ]; then
+    m="$mpirun_cmd -np $mid --mca fs versioned --mca fbtl versioned --mca fbtl_versioned_verbose 1"
+    run "t_atomicity np=$mid auto" 120 $m "${prog[t_atomicity]}" --rounds 10
+    run "t_serial np=$mid auto" 120 $m "${prog[t_serial]}" $seedarg
+    log=$workdir/logs/$(echo "t_atomicity np=$mid auto" | tr -c 'A-Za-z0-9_.=-' '_').log
+    if [ -n "${SFIO_MPIRUN:-}" ]; then
+        # across nodes: versions, nothing said about list locks
+        run "auto chose versions (across nodes)" 10 sh -c "! grep -q 'uses listlock' '$log'"
+    else
+        run "auto chose list locks (one node, local file system)" 10 \
+            grep -q 'uses listlock, not versioned: its ranks share one node' "$log"
+        run "t_atomicity np=$mid auto storage=network" 120 $m --mca fbtl_versioned_storage network \
+            "${prog[t_atomicity]}" --rounds 10
+        log=$workdir/logs/$(echo "t_atomicity np=$mid auto storage=network" | tr -c 'A-Za-z0-9_.=-' '_').log
+        run "auto chose versions (storage network)" 10 sh -c "! grep -q 'uses listlock' '$log'"
+    fi
+fi
+
 # The store in memory (tmpfs): atomic writes defer small private pieces to
 # the log and folds write every rank's domain in large windows.
 if [ "$stock" = 0 ] && [ $storeshm = 1 ] && [ -d /dev/shm ]; then
     for np in $lock_nps; do
-        m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned --mca fs_versioned_store_dir /dev/shm"
+        m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned $vmode --mca fs_versioned_store_dir /dev/shm"
         run "t_atomicity np=$np store=/dev/shm" 120 $m "${prog[t_atomicity]}" --rounds 10
         run "t_serial np=$np store=/dev/shm" 120 $m "${prog[t_serial]}" $seedarg
         run "t_serial --collective np=$np store=/dev/shm" 120 $m "${prog[t_serial]}" --collective-only $seedarg
@@ -301,7 +328,7 @@ if [ "$stock" = 0 ]; then
         set -- $fb
         f="--mca fs_versioned_fold_by $1"
         [ -n "${2:-}" ] && f="$f --mca fs_versioned_${2%%=*} ${2#*=}"
-        m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned $f"
+        m="$mpirun_cmd -np $np --mca fs versioned --mca fbtl versioned $vmode $f"
         run "t_serial np=$np fold_by=$fb" 120 $m "${prog[t_serial]}" $seedarg
         run "t_serial --collective np=$np fold_by=$fb" 120 $m "${prog[t_serial]}" --collective-only $seedarg
         run "t_atomicity np=$np fold_by=$fb" 120 $m "${prog[t_atomicity]}" --rounds 10

@@ -67,7 +67,9 @@ fi
 gap=${STORE_STALE_GAP:-2}
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-STACK="--mca fs versioned --mca fbtl versioned"
+# versioned named: auto takes list locks, and makes no store, on one
+# node over a local file system
+STACK="--mca fs versioned --mca fbtl versioned --mca fbtl_versioned_atomic_mode versioned"
 base=$(mktemp -d "${SFIO_TEST_DIR:-/tmp}/st-cases.XXXXXX") || exit 2
 chmod 755 "$base"
 mounts=()
@@ -688,7 +690,7 @@ def forced-nostoredir "finding 7: forced versioned mode, no place for a store (u
 case_forced_nostoredir() {
     have_setpriv || return 77
     mkdir -p "$cd/ro" && chmod 755 "$cd/ro" && : >"$cd/ro/data" && chown nobody "$cd/ro/data"
-    MCA="--mca fbtl_versioned_atomic_mode versioned"
+    MCA=   # versioned: STACK names it
     AS=nobody mpi "$np" --mode forced --file "$cd/ro/data" --len 65536
     grep -q '^t_store: verdict ok' "$out" && return 0
     why=$(vwhy); return 1
@@ -697,7 +699,7 @@ case_forced_nostoredir() {
 def baddir-fallback "finding 10: a store dir that cannot be used (not a directory): one warning at default verbosity, the store goes beside the file, atomic writes succeed"
 case_baddir_fallback() {
     : >"$cd/notadir"
-    MCA="--mca fbtl_versioned_atomic_mode versioned --mca fs_versioned_store_dir $cd/notadir/sub"
+    MCA="--mca fs_versioned_store_dir $cd/notadir/sub"
     mpi "$np" --mode forced --expect-ok --file "$cd/data" --len 65536
     grep -q 'is not used for versioned stores' "$err" || { why="no warning about the store dir"; return 1; }
     grep -q '^t_store: verdict ok' "$out" && return 0
@@ -844,7 +846,7 @@ for i in "${!cases[@]}"; do
     cd=$base/$name
     mkdir -p "$cd"; chmod 755 "$cd"
     out=$cd/out; err=$cd/err; : >"$out"; : >"$err"
-    AS= MCA= TMO=60 STACK="--mca fs versioned --mca fbtl versioned" why= ref=
+    AS= MCA= TMO=60 STACK="--mca fs versioned --mca fbtl versioned --mca fbtl_versioned_atomic_mode versioned" why= ref=
     bgpids=()
     t0=$(date +%s.%N)
     "case_${name//-/_}"

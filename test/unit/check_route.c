@@ -155,12 +155,14 @@ static void safety(const mca_common_sfio_route_facts_t *f, const mca_common_sfio
     if (f->atomic && !f->read_only) {   /* an atomic write is never unprotected */
         REQUIRE(MCA_COMMON_SFIO_ROUTE_POSIX != r->kind && MCA_COMMON_SFIO_ROUTE_STORE != r->kind);
     }
+    /* the cache (a write returns before its bytes are in the file) only
+     * where listlock was asked for by name */
     if (r->with_pcache) {
         REQUIRE(MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind &&
                 MCA_COMMON_SFIO_LOCK_LIST == r->lockmode && f->objects_known &&
-                f->pcache_enabled);
+                f->pcache_enabled && MCA_COMMON_SFIO_ATOMIC_LISTLOCK == f->mode);
     } else if (MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind &&
-               MCA_COMMON_SFIO_LOCK_LIST == r->lockmode) {
+               MCA_COMMON_SFIO_ATOMIC_LISTLOCK == f->mode) {
         REQUIRE(!f->objects_known || !f->pcache_enabled);
     }
     if (r->with_objects) {
@@ -232,6 +234,37 @@ START_TEST(the_lock_service_is_wanted_only_where_it_serves)
 }
 END_TEST
 
+/* A store where versions may serve: versioned always, auto across nodes
+ * or on network storage, never for a lock mode; and where fs open makes
+ * no store, every atomic write of auto locks (never unprotected, never an
+ * error) while versioned would have no route at all. */
+START_TEST(a_store_is_made_only_where_versions_may_serve)
+{
+    for (int m = -1; m < 6; ++m) {
+        for (int bits = 0; bits < 4; ++bits) {
+            bool spans = bits & 1, network = bits & 2;
+            bool want = MCA_COMMON_SFIO_ATOMIC_VERSIONED == m ||
+                        (MCA_COMMON_SFIO_ATOMIC_AUTO == m && (spans || network)) ||
+                        NULL == mca_common_sfio_atomic_mode_info(m);
+            ck_assert_int_eq(want, mca_common_sfio_route_wants_store(m, spans, network));
+            if (want) {
+                continue;
+            }
+            mca_common_sfio_route_facts_t f = { .mode = m, .atomic = true };
+            mca_common_sfio_route_t r = mca_common_sfio_route_decide(&f);
+            ck_assert_int_eq(r.kind, MCA_COMMON_SFIO_ROUTE_LOCKED);
+            ck_assert_int_eq(r.say, MCA_COMMON_SFIO_ATOMIC_AUTO == m
+                                        ? MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK
+                                        : MCA_COMMON_SFIO_ROUTE_SAY_NOTHING);
+        }
+    }
+    /* one node, local storage: auto locks, versioned keeps its store */
+    ck_assert(!mca_common_sfio_route_wants_store(MCA_COMMON_SFIO_ATOMIC_AUTO, false, false));
+    ck_assert(mca_common_sfio_route_wants_store(MCA_COMMON_SFIO_ATOMIC_VERSIONED, false, false));
+    ck_assert(mca_common_sfio_route_auto_local_why[0] != '\0');
+}
+END_TEST
+
 static Suite *route_suite(void)
 {
     Suite *s = suite_create("route");
@@ -244,6 +277,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, safety_holds_for_every_combination);
     tcase_add_test(tc, the_mode_table_is_complete);
     tcase_add_test(tc, the_lock_service_is_wanted_only_where_it_serves);
+    tcase_add_test(tc, a_store_is_made_only_where_versions_may_serve);
     suite_add_tcase(s, tc);
     return s;
 }

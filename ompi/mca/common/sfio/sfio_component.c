@@ -220,6 +220,20 @@ int mca_common_sfio_component_register_table(const mca_base_component_t *c, cons
                                                    storage);
 }
 
+int mca_common_sfio_storage_register(const mca_base_component_t *c, const char *help,
+                                     int *storage)
+{
+    static mca_base_var_enum_value_t values[] = {
+        { MCA_COMMON_SFIO_STORAGE_AUTO, "auto" },
+        { MCA_COMMON_SFIO_STORAGE_LOCAL, "local" },
+        { MCA_COMMON_SFIO_STORAGE_NETWORK, "network" },
+        { 0, NULL }
+    };
+    return mca_common_sfio_component_register_enum(c, "storage", "sfio_storage", values,
+                                                   MCA_COMMON_SFIO_STORAGE_AUTO, help,
+                                                   OPAL_INFO_LVL_5, storage);
+}
+
 int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage)
 {
     static mca_base_var_enum_value_t values[] = {

@@ -60,6 +60,12 @@ SFIO_EXPORT int mca_common_sfio_component_file_unquery(struct ompio_file_t *fh);
  * outlives the component's DSO. */
 SFIO_EXPORT OMPI_DECLSPEC int mca_common_sfio_fold_by_register(const mca_base_component_t *c, int *storage);
 
+/* Registers "<component>_storage" (auto|local|network, see
+ * MCA_COMMON_SFIO_STORAGE_* in sfio_posixio.h) with the component's help
+ * text, default auto. */
+SFIO_EXPORT int mca_common_sfio_storage_register(const mca_base_component_t *c, const char *help,
+                                                 int *storage);
+
 /* Registers a string MCA parameter of component c whose storage is a heap
  * cell, and returns that cell (NULL on failure; *cell is NULL when unset).
  * Open MPI 5.0 unloads a DSO component without deregistering its

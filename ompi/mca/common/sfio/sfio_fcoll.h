@@ -24,6 +24,7 @@
 
 #include "sfio_collplan.h"
 #include "sfio_colldecide.h"
+#include "sfio_posixio.h"
 
 BEGIN_C_DECLS
 
@@ -33,12 +34,6 @@ typedef enum {
     MCA_COMMON_SFIO_PLACE_RANK          /* by rank number only (before placement) */
 } mca_common_sfio_place_policy_t;
 
-/* fcoll_adaptive_storage */
-enum {
-    MCA_COMMON_SFIO_STORAGE_AUTO = 0,       /* statfs decides */
-    MCA_COMMON_SFIO_STORAGE_LOCAL = 1,
-    MCA_COMMON_SFIO_STORAGE_NETWORK = 2
-};
 
 typedef struct mca_common_sfio_fcoll_options_t {
     int algorithm;          /* mca_common_sfio_coll_alg_t; AUTO: decide */

@@ -49,14 +49,7 @@ int mca_common_sfio_fcoll_placement_register(const mca_base_component_t *c, int 
 
 int mca_common_sfio_fcoll_storage_register(const mca_base_component_t *c, int *storage)
 {
-    static mca_base_var_enum_value_t values[] = {
-        { MCA_COMMON_SFIO_STORAGE_AUTO, "auto" },
-        { MCA_COMMON_SFIO_STORAGE_LOCAL, "local" },
-        { MCA_COMMON_SFIO_STORAGE_NETWORK, "network" },
-        { 0, NULL }
-    };
-    return mca_common_sfio_component_register_enum(c, "storage", "sfio_fcoll_storage", values,
-        MCA_COMMON_SFIO_STORAGE_AUTO,
+    return mca_common_sfio_storage_register(c,
         "What kind of storage the file is on, for the automatic choices that differ: auto "
         "(default): statfs says (NFS, Lustre, GPFS, BeeGFS, CephFS, OrangeFS, CIFS, AFS are "
         "network, the rest local); local: one node's file system or page cache (a write is "
@@ -64,5 +57,5 @@ int mca_common_sfio_fcoll_storage_register(const mca_base_component_t *c, int *s
         "local_aggregators_per_cpu); network: every client's link to the storage is the "
         "limit (always aggregate, as many aggregators as the data asks for).  Set it where "
         "statfs cannot tell, e.g. a FUSE mount of remote storage or an emulation",
-        OPAL_INFO_LVL_5, storage);
+        storage);
 }

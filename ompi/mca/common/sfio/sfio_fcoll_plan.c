@@ -289,12 +289,7 @@ static int cart_rows(ompi_communicator_t *comm)
  * client's link.  The same on every rank: one file, one type. */
 static bool fs_is_local(ompio_file_t *fh, const mca_common_sfio_fcoll_options_t *opt)
 {
-    struct statfs sf;
-    if (MCA_COMMON_SFIO_STORAGE_AUTO != opt->storage) {
-        return MCA_COMMON_SFIO_STORAGE_LOCAL == opt->storage;
-    }
-    return fh->fd >= 0 && 0 == fstatfs(fh->fd, &sf) &&
-           !mca_common_sfio_fs_is_network((long) sf.f_type);
+    return !mca_common_sfio_storage_is_network(opt->storage, fh->fd);
 }
 
 static uint64_t read_extent_ratio(ompio_file_t *fh, const mca_common_sfio_fcoll_options_t *opt)

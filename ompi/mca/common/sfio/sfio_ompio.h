@@ -38,6 +38,7 @@ typedef struct mca_common_sfio_file_t {
     bool served_by_fs;                 /* fs/versioned serves fh (else a stock fs) */
     mca_common_sfio_vstore_t *store;   /* NULL: no versioned store */
     int store_errno;                   /* why not, when NULL */
+    const char *store_why;             /* or why not in words (static text), else NULL */
     /* Across nodes the store needs the file's coordination service.  It
      * joins at the first MPI_File_set_atomicity(fh, 1), a collective
      * point, rather than in every open (a file never made atomic pays

@@ -58,8 +58,10 @@ static const mca_common_sfio_path_ops_t *const ops_of_kind[MCA_COMMON_SFIO_ROUTE
 /* Why fh has no store, for the user. */
 static const char *why_no_store(const mca_common_sfio_file_t *f)
 {
-    return (NULL == f || !f->served_by_fs) ? "the file is not served by fs/versioned"
-                                           : strerror(f->store_errno);
+    if (NULL == f || !f->served_by_fs) {
+        return "the file is not served by fs/versioned";
+    }
+    return NULL != f->store_why ? f->store_why : strerror(f->store_errno);
 }
 
 /* The route of fh's accesses in mode (atomic or not), from what the

@@ -194,6 +194,9 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
      * e.g. /dev/shm). */
     bool want_store = !(amode & MPI_MODE_RDONLY) && options->versioned_store;
     bool spans = want_store && mca_common_sfio_coord_spans_nodes(comm);
+    /* Whether the atomic mode will use versions at all (auto: not on one
+     * node over local storage) is the root's answer, from the file it
+     * opened, carried by the broadcast: every rank then agrees. */
     const char *store_path = fh->f_fullfilename ? fh->f_fullfilename : filename;
     const char *warn = NULL;
 
@@ -203,8 +206,9 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
      * agreement carry both. */
     struct {
         int err;
+        int versions;
         mca_common_sfio_vstore_name_t store;
-    } msg = { .err = MPI_SUCCESS, .store = { .rc = -ENOTSUP } };
+    } msg = { .err = MPI_SUCCESS, .versions = 0, .store = { .rc = -ENOTSUP } };
     fh->fd = -1;
     if (OMPIO_ROOT == fh->f_rank) {
         bool created = false;
@@ -218,19 +222,27 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
                 fh->fd = -1;
             }
         }
-        if (MPI_SUCCESS == msg.err && want_store) {
+        msg.versions = MPI_SUCCESS == msg.err && want_store &&
+                       mca_common_sfio_route_wants_store(
+                           mca_common_sfio_lock_atomic_mode, spans,
+                           mca_common_sfio_storage_is_network(mca_common_sfio_posix_storage,
+                                                              fh->fd));
+        if (msg.versions) {
             mca_common_sfio_vstore_name(store_path, spans ? NULL : options->store_dir, fh->fd,
                                         &msg.store, &warn);
         }
     }
-    /* the store's name only where a store is wanted (alike on all ranks) */
-    int bytes = want_store ? (int) sizeof(msg) : (int) sizeof(msg.err);
+    /* the store's name only where a store may be wanted (alike on all ranks) */
+    int bytes = want_store ? (int) sizeof(msg) : (int) offsetof(__typeof__(msg), versions);
     int rc = comm->c_coll->coll_bcast(&msg, bytes, MPI_BYTE, OMPIO_ROOT, comm,
                                       comm->c_coll->coll_bcast_module);
     if (OMPI_SUCCESS != rc) {
         msg.err = rc;
     }
     int err = msg.err;
+    bool auto_local = want_store && MPI_SUCCESS == err && !msg.versions &&
+                      MCA_COMMON_SFIO_ATOMIC_AUTO == mca_common_sfio_lock_atomic_mode;
+    want_store = want_store && msg.versions;
     if (MPI_SUCCESS == err && OMPIO_ROOT != fh->f_rank) {
         fh->fd = open(filename, open_flags(amode, fh->f_rank), perm);
         if (fh->fd < 0) {
@@ -292,6 +304,7 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
         return MPI_ERR_NO_MEM;
     }
     f->store_errno = options->versioned_store ? EROFS : ENOTSUP;
+    f->store_why = auto_local ? mca_common_sfio_route_auto_local_why : NULL;
     if (want_store && 0 != store_rc) {
         opal_output_verbose(1, mca_common_sfio_output,
                             "sfio: no versioned store for %s: %s", filename, strerror(-store_rc));

@@ -249,16 +249,24 @@ bool mca_common_sfio_fs_is_network(long f_type)
     }
 }
 
+int mca_common_sfio_posix_storage = MCA_COMMON_SFIO_STORAGE_AUTO;
+
+bool mca_common_sfio_storage_is_network(int storage, int fd)
+{
+    if (MCA_COMMON_SFIO_STORAGE_AUTO != storage) {
+        return MCA_COMMON_SFIO_STORAGE_NETWORK == storage;
+    }
+    struct statfs sfs;
+    return fd < 0 || 0 != fstatfs(fd, &sfs) || mca_common_sfio_fs_is_network((long) sfs.f_type);
+}
+
 static unsigned depth_for(int fd)
 {
     if (0 != mca_common_sfio_posix_depth) {
         return mca_common_sfio_posix_depth;
     }
-    struct statfs sfs;
-    if (0 == fstatfs(fd, &sfs) && mca_common_sfio_fs_is_network((long) sfs.f_type)) {
-        return SFIO_DEPTH_NETWORK;
-    }
-    return 1;
+    return mca_common_sfio_storage_is_network(mca_common_sfio_posix_storage, fd)
+               ? SFIO_DEPTH_NETWORK : 1;
 }
 
 /* segs_transfer with up to depth requests in flight, for min_segs

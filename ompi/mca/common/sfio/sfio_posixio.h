@@ -24,12 +24,30 @@ void mca_common_sfio_scratch_fini(mca_common_sfio_scratch_t *scratch);
  * calling thread and up to depth - 1 helper threads each issue the batches
  * of a share of the segments.  On network storage every request pays a
  * round trip; one at a time, a call of n small pieces pays n of them.
- * 0 (auto): 8 for files on a network file system (_fs_is_network), else 1;
+ * 0 (auto): 8 for files on network storage (_storage_is_network with
+ * mca_common_sfio_posix_storage), else 1;
  * 1: one request at a time.  Set once by the fbtl from its parameters. */
 SFIO_EXPORT extern unsigned mca_common_sfio_posix_depth;
 /* Whether statfs's f_type names a network file system (NFS, Lustre, GPFS,
  * BeeGFS, CephFS, PVFS2/OrangeFS, CIFS/SMB2, AFS). */
 bool mca_common_sfio_fs_is_network(long f_type);
+
+/* What kind of storage a file is on, for the automatic choices that
+ * differ (fbtl_versioned_storage, fcoll_adaptive_storage): auto asks
+ * statfs, which cannot tell a FUSE mount of remote storage or an
+ * emulation. */
+enum {
+    MCA_COMMON_SFIO_STORAGE_AUTO = 0,
+    MCA_COMMON_SFIO_STORAGE_LOCAL = 1,
+    MCA_COMMON_SFIO_STORAGE_NETWORK = 2
+};
+/* fbtl_versioned_storage: the storage kind of the fbtl's and fs's
+ * automatic choices (io_depth, atomic mode auto). */
+SFIO_EXPORT extern int mca_common_sfio_posix_storage;
+/* Whether the file open as fd is on network storage: storage when it says
+ * local or network, else statfs (a file statfs cannot inspect counts as
+ * network: the choices made for it are the safe ones there). */
+bool mca_common_sfio_storage_is_network(int storage, int fd);
 /* Calls with fewer segments than this stay on the calling thread. */
 SFIO_EXPORT extern size_t mca_common_sfio_posix_depth_min_segs;
 

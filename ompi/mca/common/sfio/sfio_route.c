@@ -7,7 +7,8 @@
 
 const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
     { MCA_COMMON_SFIO_ATOMIC_AUTO, "auto",
-      "versioned when fs/versioned has a store for the file, else listlock", false, 0 },
+      "versioned across nodes and on network storage (when fs/versioned has a store for the "
+      "file), else listlock", false, 0 },
     { MCA_COMMON_SFIO_ATOMIC_VERSIONED, "versioned",
       "shadow writes and ordered versions, lock-free (needs fs/versioned)", false, 0 },
     { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, "listlock",
@@ -41,14 +42,14 @@ static mca_common_sfio_route_t plain_or_store(bool through_store)
 }
 
 static mca_common_sfio_route_t locked(const mca_common_sfio_route_facts_t *f,
-                                      mca_common_sfio_lockmode_t lockmode,
+                                      mca_common_sfio_lockmode_t lockmode, bool may_cache,
                                       mca_common_sfio_route_say_t say)
 {
     /* lock modes write in place: no versions are ever made */
     return (mca_common_sfio_route_t) {
         .kind = MCA_COMMON_SFIO_ROUTE_LOCKED, .lockmode = lockmode,
         .with_objects = f->objects_known,
-        .with_pcache = MCA_COMMON_SFIO_LOCK_LIST == lockmode && f->objects_known &&
+        .with_pcache = may_cache && MCA_COMMON_SFIO_LOCK_LIST == lockmode && f->objects_known &&
                        f->pcache_enabled,
         .say = say,
     };
@@ -65,7 +66,7 @@ mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route
                                            .say = MCA_COMMON_SFIO_ROUTE_SAY_BAD_MODE };
     }
     if (mode->locks) {
-        return locked(f, mode->lockmode, MCA_COMMON_SFIO_ROUTE_SAY_NOTHING);
+        return locked(f, mode->lockmode, true, MCA_COMMON_SFIO_ROUTE_SAY_NOTHING);
     }
     if (f->read_only) {
         mca_common_sfio_route_t r = plain_or_store(f->have_store);
@@ -78,11 +79,33 @@ mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route
                                            .with_objects = f->objects_known };
     }
     if (MCA_COMMON_SFIO_ATOMIC_AUTO == mode->id) {
-        return locked(f, MCA_COMMON_SFIO_LOCK_LIST, MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK);
+        /* no private-byte cache: what auto's write returned is in the
+         * file, as with versions (listlock asked for by name caches) */
+        return locked(f, MCA_COMMON_SFIO_LOCK_LIST, false, MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK);
     }
     return (mca_common_sfio_route_t) { .kind = MCA_COMMON_SFIO_ROUTE_NONE,
                                        .say = MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE };
 }
+
+bool mca_common_sfio_route_wants_store(int atomic_mode, bool spans_nodes, bool network_storage)
+{
+    const mca_common_sfio_atomic_mode_info_t *mode = mca_common_sfio_atomic_mode_info(atomic_mode);
+    if (NULL == mode) {
+        return true;
+    }
+    if (mode->locks) {
+        return false;
+    }
+    if (MCA_COMMON_SFIO_ATOMIC_AUTO == mode->id) {
+        return spans_nodes || network_storage;
+    }
+    return true;
+}
+
+const char mca_common_sfio_route_auto_local_why[] =
+    "its ranks share one node and its file system is local, where list locks cost less than "
+    "versions (fbtl_versioned_atomic_mode versioned, or fbtl_versioned_storage network, "
+    "chooses versions)";
 
 const mca_common_sfio_lock_backend_info_t mca_common_sfio_lock_backends[] = {
     { MCA_COMMON_SFIO_LOCK_BACKEND_AUTO, "auto",

@@ -83,13 +83,31 @@ typedef struct mca_common_sfio_route_t {
  *    the group writes (MPI 4.0, 14.6.1), so neither versions nor locks;
  *    through the store when there is one;
  *  - auto or versioned with a store: versions;
- *  - auto without a store: list locks (said at verbose 1);
+ *  - auto without a store: list locks without the private-byte cache
+ *    (said at verbose 1);
  *  - versioned without a store: none (an error, said once);
  *  - a lock mode: its locks, even read-only (the user asked for them).
  * Atomic accesses know the private bytes when the views say them; the
- * private-byte cache serves list locks only.
+ * private-byte cache serves the listlock mode only (asked for by name:
+ * a write it caches returns before its bytes reach the file).
  */
 mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route_facts_t *facts);
+
+/* Whether fs open makes a versioned store for a writable file whose
+ * atomic accesses are asked in atomic_mode: versioned always; auto where
+ * versions pay, that is across nodes (a list lock costs a round trip to
+ * a service there) or on network storage (versions write each byte once,
+ * in large pieces, where every request pays the link); the lock modes
+ * never.  On one node over local storage the page cache takes lock lists
+ * and small pieces at memory speed, and a version's record, index and
+ * fold cost more than the locks they save: auto takes list locks there.
+ * A mode outside the table: a store (its accesses fail with their own
+ * error).  The answer must be the same on every rank: fs open takes its
+ * root's. */
+bool mca_common_sfio_route_wants_store(int atomic_mode, bool spans_nodes, bool network_storage);
+
+/* Why auto has no store where route_wants_store said no (for verbose 1). */
+extern const char mca_common_sfio_route_auto_local_why[];
 
 /* Who takes the lock lists of the lock modes (fbtl_versioned_lock_backend);
  * the table mca_common_sfio_lock_backends names them. */

@@ -30,6 +30,7 @@ static size_t io_depth_min_segs = 64;
 static size_t private_cache = 64 * 1024 * 1024;
 static size_t private_cache_piece_max = 32 * 1024;
 static int lock_backend = 0;   /* MCA_COMMON_SFIO_LOCK_BACKEND_AUTO */
+static int storage = MCA_COMMON_SFIO_STORAGE_AUTO;
 static int lock_wait_timeout = 120000;
 static int lock_probe_after = 1000;
 static int lock_dead_timeout = 10000;
@@ -113,8 +114,8 @@ static const mca_common_sfio_param_t params[] = {
       "Requests in flight per process for an access of many noncontiguous pieces (the "
       "calling thread and io_depth - 1 helper threads each issue a share).  On network "
       "storage every request pays a round trip, so n small pieces one at a time pay n of "
-      "them.  0 (auto, default): 8 on network file systems (NFS, Lustre, GPFS, BeeGFS, "
-      "CephFS, OrangeFS, CIFS, AFS), else 1; 1: one request at a time; at most 64" },
+      "them.  0 (auto, default): 8 on network storage (see storage), else 1; 1: one "
+      "request at a time; at most 64" },
 };
 
 static int versioned_register(void)
@@ -125,6 +126,14 @@ static int versioned_register(void)
         sizeof(params) / sizeof(params[0]));
     (void) mca_common_sfio_atomic_mode_register(c, &mca_fbtl_versioned_atomic_mode);
     (void) mca_common_sfio_lock_backend_register(c, &lock_backend);
+    (void) mca_common_sfio_storage_register(c,
+        "What kind of storage the file is on, for this component's automatic choices: auto "
+        "(default): statfs says (NFS, Lustre, GPFS, BeeGFS, CephFS, OrangeFS, CIFS, AFS are "
+        "network, the rest local); local: one node's file system or page cache; network: "
+        "every request pays a link to the storage.  atomic_mode auto uses versions on "
+        "network storage (and across nodes) and list locks on local storage of one node; "
+        "io_depth auto keeps 8 requests in flight on network storage.  Set it where statfs "
+        "cannot tell, e.g. a FUSE mount of remote storage or an emulation", &storage);
     return OMPI_SUCCESS;
 }
 
@@ -152,6 +161,7 @@ static int versioned_open(void)
     mca_common_sfio_pcache_limit = private_cache;
     mca_common_sfio_pcache_piece_max = private_cache_piece_max;
     mca_common_sfio_posix_depth = io_depth;
+    mca_common_sfio_posix_storage = storage;
     mca_common_sfio_posix_depth_min_segs = io_depth_min_segs;
     return OMPI_SUCCESS;
 }
