@@ -121,10 +121,38 @@ static bool lcm(uint64_t a, uint64_t b, uint64_t *l_p)
     return true;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
+/* Sorts *a_p, made of nruns ascending runs (run k is [run[k], run[k + 1]),
+ * run[nruns] = n), by merging neighbouring runs pairwise: log2(nruns)
+ * passes over n values instead of a sort of n log n comparisons, as a
+ * rank's normalized ranges come sorted.  *tmp_p holds n values; the two
+ * buffers may trade places; run[] is overwritten. */
+static void merge_runs(uint64_t **a_p, uint64_t **tmp_p, size_t *run, size_t nruns)
 {
-    uint64_t a = *(const uint64_t *) pa, b = *(const uint64_t *) pb;
-    return a < b ? -1 : a > b;
+    uint64_t *a = *a_p, *t = *tmp_p;
+    while (nruns > 1) {
+        size_t out = 0, k;
+        for (k = 0; k < nruns; k += 2) {
+            size_t lo = run[k], mid = run[k + 1], hi = k + 2 <= nruns ? run[k + 2] : mid;
+            size_t x = lo, y = mid, o = lo;
+            while (x < mid && y < hi) {
+                t[o++] = a[y] < a[x] ? a[y++] : a[x++];
+            }
+            while (x < mid) {
+                t[o++] = a[x++];
+            }
+            while (y < hi) {
+                t[o++] = a[y++];
+            }
+            run[out++] = lo;
+        }
+        run[out] = run[nruns];
+        nruns = out;
+        uint64_t *swap = a;
+        a = t;
+        t = swap;
+    }
+    *a_p = a;
+    *tmp_p = t;
 }
 
 /* Prepare rank r from its view: union of blocks, density.  0 or -errno. */
@@ -238,9 +266,9 @@ int mca_common_sfio_objects_compute(const mca_common_sfio_view_t *views, size_t 
 {
     rank_t *ranks;
     objects_t res;
-    uint64_t *starts = NULL, *ends = NULL;
+    uint64_t *starts = NULL, *ends = NULL, *tmp = NULL;
     uint64_t period = 1, start = UINT64_MAX, s = 0, end;
-    size_t i, total = 0, n = 0;
+    size_t i, total = 0, n = 0, nruns = 0, *run = NULL;
     bool any = false;
     int rc = 0;
 
@@ -320,7 +348,9 @@ int mca_common_sfio_objects_compute(const mca_common_sfio_view_t *views, size_t 
 
     starts = malloc((total > 0 ? total : 1) * sizeof(uint64_t));
     ends = malloc((total > 0 ? total : 1) * sizeof(uint64_t));
-    if (NULL == starts || NULL == ends) {
+    tmp = malloc((total > 0 ? total : 1) * sizeof(uint64_t));
+    run = malloc(2 * (nviews + 1) * sizeof(size_t));
+    if (NULL == starts || NULL == ends || NULL == tmp || NULL == run) {
         rc = -ENOMEM;
         goto out;
     }
@@ -332,6 +362,7 @@ int mca_common_sfio_objects_compute(const mca_common_sfio_view_t *views, size_t 
         if (!ranks[i].active) {
             continue;
         }
+        run[nruns++] = first;
         rank_emit(&ranks[i], end, starts, ends, &n);
         mca_common_sfio_rangelist_init(&a);
         if (0 != mca_common_sfio_rangelist_reserve(&a, n - first)) {
@@ -349,8 +380,11 @@ int mca_common_sfio_objects_compute(const mca_common_sfio_view_t *views, size_t 
         }
         mca_common_sfio_rangelist_destroy(&a);
     }
-    qsort(starts, n, sizeof(uint64_t), cmp_u64);
-    qsort(ends, n, sizeof(uint64_t), cmp_u64);
+    /* each rank's starts and ends ascend (normalized): merge the ranks' runs */
+    run[nruns] = n;
+    memcpy(run + nruns + 1, run, (nruns + 1) * sizeof(size_t));
+    merge_runs(&starts, &tmp, run, nruns);
+    merge_runs(&ends, &tmp, run + nruns + 1, nruns);
     rc = sweep(&res, starts, ends, n);
     if (0 == rc) {
         res.valid = true;
@@ -366,6 +400,8 @@ out:
     free(ranks);
     free(starts);
     free(ends);
+    free(tmp);
+    free(run);
     mca_common_sfio_objects_destroy(&res);
     return rc;
 }
