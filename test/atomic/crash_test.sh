@@ -89,7 +89,7 @@ if [ $stock = 1 ]; then
     label=stock
 else
     # versioned named: the file after a crash is a prefix of the published
-    # versions (auto would take list locks on one node's local storage)
+    # versions (auto would take range locks on one node's local storage)
     mca="--mca fs versioned --mca fbtl versioned --mca fbtl_versioned_atomic_mode versioned"
     label=suite
 fi

@@ -9,7 +9,7 @@
 #                            [--bindir DIR] [--seed S] [--keep]
 #
 #   (default)        --mca fs versioned --mca fbtl versioned, atomic mode
-#                    versioned (auto takes list locks on one node over a
+#                    versioned (auto takes range locks on one node over a
 #                    local file system; its own entries, "auto", check that
 #                    and its atomicity)
 #   --stock          --mca fs ufs --mca fbtl posix: stock OMPIO is NOT atomic
@@ -142,7 +142,7 @@ elif [ $stock = 2 ]; then
     stack="--mca io $romio"
     label=$romio
 else
-    # versioned named: auto would take list locks here (one node, local
+    # versioned named: auto would take range locks here (one node, local
     # file system); auto's own entries follow the first loop
     vmode="--mca fbtl_versioned_atomic_mode versioned"
     stack="--mca fs versioned --mca fbtl versioned $vmode"
@@ -278,7 +278,7 @@ for np in $nps; do
 done
 
 # The suite's default atomic mode: auto takes versions across nodes and on
-# network storage, list locks on one node over a local file system (said
+# network storage, range locks on one node over a local file system (said
 # at verbose 1).  Under the same checkers, and the choice as it is said.
 if [ "$stock" = 0 ]; then
     m="$mpirun_cmd -np $mid --mca fs versioned --mca fbtl versioned --mca fbtl_versioned_verbose 1"
@@ -288,17 +288,17 @@ if [ "$stock" = 0 ]; then
     log=$workdir/logs/$(echo "t_atomicity np=$mid auto" | tr -c 'A-Za-z0-9_.=-' '_').log
     # versions: the store's statistics at close count some; list locks:
     # said once, and no store
-    versions="grep -Eq 'versioned [1-9][0-9]* B' '$log' && ! grep -q 'uses listlock' '$log'"
+    versions="grep -Eq 'versioned [1-9][0-9]* B' '$log' && ! grep -q 'not versioned:' '$log'"
     if [ -n "${SFIO_MPIRUN:-}" ]; then
         run "auto chose versions (across nodes)" 10 sh -c "$versions"
     else
-        run "auto chose list locks (one node, local file system)" 10 sh -c \
-            "grep -q 'uses listlock, not versioned: its ranks share one node' '$log' &&
+        run "auto chose range locks (one node, local file system)" 10 sh -c \
+            "grep -q 'uses rangelock, not versioned: its ranks share one node' '$log' &&
              ! grep -q 'versioned store' '$log' && ! grep -Eq 'versioned [1-9][0-9]* B' '$log'"
         run "t_atomicity np=$mid auto storage=network" 120 $m --mca fbtl_versioned_storage network \
             "${prog[t_atomicity]}" --rounds 10
         log=$workdir/logs/$(echo "t_atomicity np=$mid auto storage=network" | tr -c 'A-Za-z0-9_.=-' '_').log
-        versions="grep -Eq 'versioned [1-9][0-9]* B' '$log' && ! grep -q 'uses listlock' '$log'"
+        versions="grep -Eq 'versioned [1-9][0-9]* B' '$log' && ! grep -q 'not versioned:' '$log'"
         run "auto chose versions (storage network)" 10 sh -c "$versions"
     fi
 fi

@@ -67,7 +67,7 @@ fi
 gap=${STORE_STALE_GAP:-2}
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# versioned named: auto takes list locks, and makes no store, on one
+# versioned named: auto takes range locks, and makes no store, on one
 # node over a local file system
 STACK="--mca fs versioned --mca fbtl versioned --mca fbtl_versioned_atomic_mode versioned"
 base=$(mktemp -d "${SFIO_TEST_DIR:-/tmp}/st-cases.XXXXXX") || exit 2

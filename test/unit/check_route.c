@@ -22,12 +22,14 @@ static void each_facts(void (*fn)(const mca_common_sfio_route_facts_t *f,
                                   const mca_common_sfio_route_t *r))
 {
     for (int m = 0; m < NMODES; ++m) {
-        for (unsigned bits = 0; bits < 64; ++bits) {
+        for (unsigned bits = 0; bits < 128; ++bits) {
             mca_common_sfio_route_facts_t f = {
                 .mode = mode_at(m),
                 .atomic = bits & 1, .read_only = bits & 2, .have_store = bits & 4,
                 .store_attached = (bits & 4) && (bits & 8), .objects_known = bits & 16,
                 .pcache_enabled = bits & 32,
+                /* only without a store: fs open made none for that reason */
+                .local_one_node = !(bits & 4) && (bits & 64),
             };
             mca_common_sfio_route_t r = mca_common_sfio_route_decide(&f);
             fn(&f, &r);
@@ -91,8 +93,12 @@ static void versioning(const mca_common_sfio_route_facts_t *f, const mca_common_
         REQUIRE(r->with_objects == f->objects_known);
         REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
     } else if (MCA_COMMON_SFIO_ATOMIC_AUTO == f->mode) {
+        /* one node over local storage: a range lock per access; else lists */
         REQUIRE(MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind);
-        REQUIRE(MCA_COMMON_SFIO_LOCK_LIST == r->lockmode);
+        REQUIRE((f->local_one_node ? MCA_COMMON_SFIO_LOCK_RANGE : MCA_COMMON_SFIO_LOCK_LIST) ==
+                r->lockmode);
+        REQUIRE(r->with_objects == (f->objects_known && !f->local_one_node));
+        REQUIRE(!r->with_pcache);
         REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK == r->say);
     } else {
         REQUIRE(MCA_COMMON_SFIO_ROUTE_NONE == r->kind);
@@ -119,7 +125,8 @@ static void lock_modes(const mca_common_sfio_route_facts_t *f, const mca_common_
     REQUIRE(MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind);   /* read-only too: asked for */
     REQUIRE(want[f->mode] == r->lockmode);
     REQUIRE(!r->with_store);
-    REQUIRE(r->with_objects == f->objects_known);
+    /* only list locks tell private bytes from shared ones */
+    REQUIRE(r->with_objects == (f->objects_known && MCA_COMMON_SFIO_LOCK_LIST == r->lockmode));
     REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
 }
 
@@ -250,7 +257,10 @@ START_TEST(a_store_is_made_only_where_versions_may_serve)
             if (want) {
                 continue;
             }
-            mca_common_sfio_route_facts_t f = { .mode = m, .atomic = true };
+            mca_common_sfio_route_facts_t f = {
+                .mode = m, .atomic = true,
+                .local_one_node = MCA_COMMON_SFIO_ATOMIC_AUTO == m && !spans && !network,
+            };
             mca_common_sfio_route_t r = mca_common_sfio_route_decide(&f);
             ck_assert_int_eq(r.kind, MCA_COMMON_SFIO_ROUTE_LOCKED);
             ck_assert_int_eq(r.say, MCA_COMMON_SFIO_ATOMIC_AUTO == m

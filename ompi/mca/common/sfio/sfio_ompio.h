@@ -39,6 +39,7 @@ typedef struct mca_common_sfio_file_t {
     mca_common_sfio_vstore_t *store;   /* NULL: no versioned store */
     int store_errno;                   /* why not, when NULL */
     const char *store_why;             /* or why not in words (static text), else NULL */
+    bool auto_local;                   /* no store: auto on one node over local storage */
     /* Across nodes the store needs the file's coordination service.  It
      * joins at the first MPI_File_set_atomicity(fh, 1), a collective
      * point, rather than in every open (a file never made atomic pays

@@ -55,6 +55,18 @@ static const mca_common_sfio_path_ops_t *const ops_of_kind[MCA_COMMON_SFIO_ROUTE
     [MCA_COMMON_SFIO_ROUTE_LOCKED] = &mca_common_sfio_path_locked,
 };
 
+/* The name of the atomic mode that takes lockmode's locks. */
+static const char *lock_mode_name(mca_common_sfio_lockmode_t lockmode)
+{
+    for (int i = 0; i < mca_common_sfio_atomic_mode_count; ++i) {
+        if (mca_common_sfio_atomic_modes[i].locks &&
+            mca_common_sfio_atomic_modes[i].lockmode == lockmode) {
+            return mca_common_sfio_atomic_modes[i].name;
+        }
+    }
+    return "locks";
+}
+
 /* Why fh has no store, for the user. */
 static const char *why_no_store(const mca_common_sfio_file_t *f)
 {
@@ -77,11 +89,17 @@ static mca_common_sfio_route_t decide(ompio_file_t *fh, mca_common_sfio_file_t *
         .have_store = NULL != f && NULL != f->store,
         .store_attached = NULL != f && NULL != f->store &&
                           mca_common_sfio_vstore_attached(f->store),
-        /* only atomic accesses split private from shared bytes: resolving
-         * the views' intersection costs, so non-atomic routes never ask */
-        .objects_known = atomic && NULL != mca_common_sfio_file_objects(f),
+        /* only atomic accesses split private from shared bytes, and only
+         * on some routes: resolving the views' intersection costs, so it
+         * is asked for below where the route would use it */
+        .objects_known = atomic,
         .pcache_enabled = mca_common_sfio_pcache_limit > 0,
+        .local_one_node = NULL != f && f->auto_local,
     };
+    if (facts.objects_known) {
+        facts.objects_known = mca_common_sfio_route_decide(&facts).with_objects &&
+                              NULL != mca_common_sfio_file_objects(f);
+    }
     mca_common_sfio_route_t r = mca_common_sfio_route_decide(&facts);
     const char *name = fh->f_filename ? fh->f_filename : "";
     switch (r.say) {
@@ -89,8 +107,8 @@ static mca_common_sfio_route_t decide(ompio_file_t *fh, mca_common_sfio_file_t *
         if (!told_fallback) {
             told_fallback = true;
             opal_output_verbose(1, mca_common_sfio_output,
-                                "sfio: atomic mode of %s uses listlock, not versioned: %s", name,
-                                why_no_store(f));
+                                "sfio: atomic mode of %s uses %s, not versioned: %s", name,
+                                lock_mode_name(r.lockmode), why_no_store(f));
         }
         break;
     case MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE:

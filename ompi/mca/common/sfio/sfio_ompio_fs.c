@@ -305,6 +305,7 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     }
     f->store_errno = options->versioned_store ? EROFS : ENOTSUP;
     f->store_why = auto_local ? mca_common_sfio_route_auto_local_why : NULL;
+    f->auto_local = auto_local;
     if (want_store && 0 != store_rc) {
         opal_output_verbose(1, mca_common_sfio_output,
                             "sfio: no versioned store for %s: %s", filename, strerror(-store_rc));

@@ -8,7 +8,7 @@
 const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
     { MCA_COMMON_SFIO_ATOMIC_AUTO, "auto",
       "versioned across nodes and on network storage (when fs/versioned has a store for the "
-      "file), else listlock", false, 0 },
+      "file), rangelock on one node over local storage, else listlock", false, 0 },
     { MCA_COMMON_SFIO_ATOMIC_VERSIONED, "versioned",
       "shadow writes and ordered versions, lock-free (needs fs/versioned)", false, 0 },
     { MCA_COMMON_SFIO_ATOMIC_LISTLOCK, "listlock",
@@ -45,10 +45,11 @@ static mca_common_sfio_route_t locked(const mca_common_sfio_route_facts_t *f,
                                       mca_common_sfio_lockmode_t lockmode, bool may_cache,
                                       mca_common_sfio_route_say_t say)
 {
-    /* lock modes write in place: no versions are ever made */
+    /* lock modes write in place: no versions are ever made; only list
+     * locks tell private bytes from shared ones */
     return (mca_common_sfio_route_t) {
         .kind = MCA_COMMON_SFIO_ROUTE_LOCKED, .lockmode = lockmode,
-        .with_objects = f->objects_known,
+        .with_objects = f->objects_known && MCA_COMMON_SFIO_LOCK_LIST == lockmode,
         .with_pcache = may_cache && MCA_COMMON_SFIO_LOCK_LIST == lockmode && f->objects_known &&
                        f->pcache_enabled,
         .say = say,
@@ -81,7 +82,8 @@ mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route
     if (MCA_COMMON_SFIO_ATOMIC_AUTO == mode->id) {
         /* no private-byte cache: what auto's write returned is in the
          * file, as with versions (listlock asked for by name caches) */
-        return locked(f, MCA_COMMON_SFIO_LOCK_LIST, false, MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK);
+        return locked(f, f->local_one_node ? MCA_COMMON_SFIO_LOCK_RANGE : MCA_COMMON_SFIO_LOCK_LIST,
+                      false, MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK);
     }
     return (mca_common_sfio_route_t) { .kind = MCA_COMMON_SFIO_ROUTE_NONE,
                                        .say = MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE };
@@ -103,9 +105,9 @@ bool mca_common_sfio_route_wants_store(int atomic_mode, bool spans_nodes, bool n
 }
 
 const char mca_common_sfio_route_auto_local_why[] =
-    "its ranks share one node and its file system is local, where list locks cost less than "
-    "versions (fbtl_versioned_atomic_mode versioned, or fbtl_versioned_storage network, "
-    "chooses versions)";
+    "its ranks share one node and its file system is local, where a lock per access costs "
+    "less than versions (fbtl_versioned_atomic_mode versioned, or fbtl_versioned_storage "
+    "network, chooses versions)";
 
 const mca_common_sfio_lock_backend_info_t mca_common_sfio_lock_backends[] = {
     { MCA_COMMON_SFIO_LOCK_BACKEND_AUTO, "auto",
@@ -123,11 +125,12 @@ const int mca_common_sfio_lock_backend_count =
  * through locks, whatever the per-access facts turn out to be. */
 static bool may_lock(int atomic_mode, bool read_only, bool have_store)
 {
-    for (int v = 0; v < 8; ++v) {
+    for (int v = 0; v < 16; ++v) {
         mca_common_sfio_route_facts_t f = {
             .mode = atomic_mode, .atomic = true, .read_only = read_only,
             .have_store = have_store, .store_attached = have_store && (v & 1),
             .objects_known = 0 != (v & 2), .pcache_enabled = 0 != (v & 4),
+            .local_one_node = !have_store && (v & 8),
         };
         if (MCA_COMMON_SFIO_ROUTE_LOCKED == mca_common_sfio_route_decide(&f).kind) {
             return true;

@@ -64,6 +64,7 @@ typedef struct mca_common_sfio_route_facts_t {
     bool store_attached;    /* ... and this rank attached it: versions may be unfolded */
     bool objects_known;     /* the private bytes of the current views are known */
     bool pcache_enabled;    /* private bytes may be cached (private_cache > 0) */
+    bool local_one_node;    /* no store as auto's ranks share one node over local storage */
 } mca_common_sfio_route_facts_t;
 
 typedef struct mca_common_sfio_route_t {
@@ -83,7 +84,10 @@ typedef struct mca_common_sfio_route_t {
  *    the group writes (MPI 4.0, 14.6.1), so neither versions nor locks;
  *    through the store when there is one;
  *  - auto or versioned with a store: versions;
- *  - auto without a store: list locks without the private-byte cache
+ *  - auto without a store: on one node over local storage (the store
+ *    was not made for that reason) one range lock per access, as the
+ *    kernel serializes writes of one file there anyway and one lock is
+ *    one system call; elsewhere list locks; never the private-byte cache
  *    (said at verbose 1);
  *  - versioned without a store: none (an error, said once);
  *  - a lock mode: its locks, even read-only (the user asked for them).
@@ -106,7 +110,8 @@ mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route
  * root's. */
 bool mca_common_sfio_route_wants_store(int atomic_mode, bool spans_nodes, bool network_storage);
 
-/* Why auto has no store where route_wants_store said no (for verbose 1). */
+/* Why auto has no store where route_wants_store said no (for verbose 1);
+ * route_decide then answers range locks (local_one_node). */
 extern const char mca_common_sfio_route_auto_local_why[];
 
 /* Who takes the lock lists of the lock modes (fbtl_versioned_lock_backend);
