@@ -356,10 +356,12 @@ static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
                                                     fh->f_comm->c_coll->coll_allreduce_module);
         join = OMPI_SUCCESS == rc && 1 == v[0] && 0 == v[1];
     }
-    int rc = f->set_atomicity_real(file, flag);
+    /* before io/ompio's own call: Open MPI 5.0's asks the fbtl whether
+     * the file can be atomic, which needs the store joined */
     if (join) {
         sfio_ompio_fs_store_join(fh, f);
     }
+    int rc = f->set_atomicity_real(file, flag);
     if (OMPI_SUCCESS == rc && flag && NULL != f->store) {
         mca_common_sfio_vstore_floor_at_size(f->store);
     }
