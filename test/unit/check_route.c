@@ -73,7 +73,7 @@ static void read_only(const mca_common_sfio_route_facts_t *f, const mca_common_s
     }
     REQUIRE(r->kind == (f->have_store ? MCA_COMMON_SFIO_ROUTE_STORE
                                       : MCA_COMMON_SFIO_ROUTE_POSIX));
-    REQUIRE(r->with_objects == f->objects_known);
+    REQUIRE(!r->with_objects && !r->with_pcache);
     REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
 }
 

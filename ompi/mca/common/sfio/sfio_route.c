@@ -70,9 +70,9 @@ mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route
         return locked(f, mode->lockmode, true, MCA_COMMON_SFIO_ROUTE_SAY_NOTHING);
     }
     if (f->read_only) {
-        mca_common_sfio_route_t r = plain_or_store(f->have_store);
-        r.with_objects = f->objects_known;
-        return r;
+        /* no write: nothing to version or lock, and no private bytes to
+         * tell apart (resolving the views' intersection costs) */
+        return plain_or_store(f->have_store);
     }
     if (f->have_store) {
         return (mca_common_sfio_route_t) { .kind = MCA_COMMON_SFIO_ROUTE_VERSIONS,
