@@ -46,6 +46,32 @@ START_TEST(modes_on_fixed_access)
 }
 END_TEST
 
+/* A mode said to lock the holes locks one range over every access's
+ * whole extent (so a sieved write under it is atomic); list locks leave
+ * the holes of this access unlocked and are never said to. */
+START_TEST(locks_holes_means_extent_locked)
+{
+    seg_t s[3] = { { 100, 10, mem }, { 10, 5, mem }, { 130, 5, mem } };
+    const mca_common_sfio_lockmode_t modes[] = {
+        MCA_COMMON_SFIO_LOCK_LIST, MCA_COMMON_SFIO_LOCK_RANGE, MCA_COMMON_SFIO_LOCK_FILE
+    };
+    mca_common_sfio_rangelist_t l;
+    mca_common_sfio_rangelist_init(&l);
+    for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); ++m) {
+        ck_assert_int_eq(0, mca_common_sfio_lockplan_build(modes[m], s, 3, NULL, &l));
+        bool extent_locked = false;
+        for (size_t i = 0; i < l.count; ++i) {
+            extent_locked |= l.ranges[i].offset <= 10 &&
+                             (MCA_COMMON_SFIO_LOCK_TO_EOF == l.ranges[i].length ||
+                              l.ranges[i].offset + l.ranges[i].length >= 135);
+        }
+        ck_assert_int_eq(mca_common_sfio_lockplan_locks_holes(modes[m]), extent_locked);
+    }
+    ck_assert(!mca_common_sfio_lockplan_locks_holes(MCA_COMMON_SFIO_LOCK_LIST));
+    mca_common_sfio_rangelist_destroy(&l);
+}
+END_TEST
+
 /* Coarsening keeps every locked byte locked, respects the bound, and the
  * bytes it adds are exactly the smallest gaps (the least extra locking). */
 START_TEST(coarsen_random_against_model)
@@ -310,6 +336,7 @@ static Suite *lockplan_suite(void)
     Suite *s = suite_create("sfio_lockplan");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, modes_on_fixed_access);
+    tcase_add_test(tc, locks_holes_means_extent_locked);
     tcase_add_loop_test(tc, coarsen_random_against_model, 0, 4);
     tcase_add_test(tc, split_private_keeps_memory);
     tcase_add_loop_test(tc, datatype_lists_match_byte_map, 0, 5);

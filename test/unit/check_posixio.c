@@ -224,6 +224,67 @@ START_TEST(pieces_and_mixed_windows)
 }
 END_TEST
 
+/* A sieved write leaves the file (bytes and size) as writing each piece
+ * does: holes keep what they held, holes past the end of the file read as
+ * zeros, pieces and windows of every kind (small with small holes, large,
+ * far apart, overlapping in order, past the end), same byte count. */
+START_TEST(sieved_write_equals_plain)
+{
+    enum { N = 60 };
+    static mca_common_sfio_ioseg_t segs[N];
+    static char mem[N * 4096], a[FILE_BYTES], b[FILE_BYTES], bg[FILE_BYTES];
+    uint64_t seed = 0x5e7ed0a1ULL + (uint64_t) _i;
+    for (size_t i = 0; i < sizeof(mem); ++i) {
+        mem[i] = (char) (xorshift64(&seed) & 0xff);
+    }
+    for (size_t i = 0; i < sizeof(bg); ++i) {
+        bg[i] = (char) (xorshift64(&seed) & 0xff);
+    }
+    mca_common_sfio_posix_depth = 1;   /* overlapping pieces land in order */
+    for (int round = 0; round < 30; ++round) {
+        size_t n = 1 + xorshift64(&seed) % (N - 1), memoff = 0;
+        uint64_t off = xorshift64(&seed) % 100;
+        for (size_t i = 0; i < n; ++i) {
+            uint64_t len = (xorshift64(&seed) % 4) ? 1 + xorshift64(&seed) % 200
+                                                   : 2000 + xorshift64(&seed) % 2000;
+            if (0 == xorshift64(&seed) % 13) {
+                len = 0;
+            }
+            segs[i] = (mca_common_sfio_ioseg_t) { off, len, mem + memoff };
+            memoff += len;
+            uint64_t gap = (xorshift64(&seed) % 3) ? xorshift64(&seed) % 64
+                                                   : 5000 + xorshift64(&seed) % 5000;
+            off += len + gap;
+            if (0 == xorshift64(&seed) % 11 && off > 50) {
+                off -= 50;   /* the next piece overlaps this one */
+            }
+        }
+        size_t size = (size_t) (xorshift64(&seed) % (off + 1));   /* some pieces past EOF */
+        char pa[256], pb[256];
+        int fa = scratch_file(pa, sizeof(pa)), fb = scratch_file(pb, sizeof(pb));
+        ck_assert_int_eq(pwrite(fa, bg, size, 0), (ssize_t) size);
+        ck_assert_int_eq(pwrite(fb, bg, size, 0), (ssize_t) size);
+        mca_common_sfio_sieve_policy_t sieve = { .enabled = true, .max_gap = 64,
+                                                 .max_window = 1500, .max_block = 256 };
+        mca_common_sfio_scratch_t scratch = { 0 };
+        uint64_t wa = 0, wb = 0;
+        ck_assert_int_eq(mca_common_sfio_posix_write_segs_sieved(fa, segs, n, &sieve, &scratch,
+                                                                 &wa), 0);
+        ck_assert_int_eq(mca_common_sfio_posix_write_segs(fb, segs, n, &wb), 0);
+        ck_assert_uint_eq(wa, wb);
+        ck_assert_uint_eq(wa, mca_common_sfio_ioseg_total(segs, n));
+        ck_assert_int_eq(lseek(fa, 0, SEEK_END), lseek(fb, 0, SEEK_END));
+        file_bytes(fa, a);
+        file_bytes(fb, b);
+        ck_assert(0 == memcmp(a, b, FILE_BYTES));
+        mca_common_sfio_scratch_fini(&scratch);
+        close(fa);
+        close(fb);
+    }
+    mca_common_sfio_posix_shutdown();
+}
+END_TEST
+
 START_TEST(network_fs_types)
 {
     ck_assert(mca_common_sfio_fs_is_network(0x6969));           /* NFS */
@@ -244,6 +305,7 @@ static Suite *posixio_suite(void)
     tcase_add_loop_test(tc, pipelined_equals_serial, 0, 3);
     tcase_add_test(tc, pipelined_error);
     tcase_add_loop_test(tc, pieces_and_mixed_windows, 0, 3);
+    tcase_add_loop_test(tc, sieved_write_equals_plain, 0, 4);
     tcase_add_test(tc, network_fs_types);
     suite_add_tcase(s, tc);
     return s;

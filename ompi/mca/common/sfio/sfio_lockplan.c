@@ -44,6 +44,11 @@ int mca_common_sfio_lockplan_build(mca_common_sfio_lockmode_t mode,
     return rc;
 }
 
+bool mca_common_sfio_lockplan_locks_holes(mca_common_sfio_lockmode_t mode)
+{
+    return MCA_COMMON_SFIO_LOCK_RANGE == mode || MCA_COMMON_SFIO_LOCK_FILE == mode;
+}
+
 typedef struct {
     mca_common_sfio_ioseg_t *v;
     size_t n, cap;

@@ -14,6 +14,7 @@
 #ifndef MCA_COMMON_SFIO_LOCKPLAN_H
 #define MCA_COMMON_SFIO_LOCKPLAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sfio_iobatch.h"
@@ -36,6 +37,12 @@ int mca_common_sfio_lockplan_build(mca_common_sfio_lockmode_t mode,
                                    const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                    const mca_common_sfio_objects_t *objects,
                                    mca_common_sfio_rangelist_t *locks_p);
+
+/* Whether mode's lock of every access covers the holes between its
+ * pieces, and every writer locks every byte it writes: then a writer may
+ * read, patch and write back a whole extent it locked (a sieved write).
+ * List locks exempt private bytes and lock only the pieces: never. */
+bool mca_common_sfio_lockplan_locks_holes(mca_common_sfio_lockmode_t mode);
 
 /* Bounds a normalized lock list to at most max_ranges ranges by bridging
  * the smallest gaps first (locking a little more keeps the access atomic;

@@ -103,6 +103,9 @@ static int lock(const mca_common_sfio_locker_t *locker, int *fd_p,
 }
 
 static pthread_mutex_t locked_io = PTHREAD_MUTEX_INITIALIZER;
+/* the sieved writes' buffer, used under locked_io */
+static mca_common_sfio_scratch_t write_scratch;
+mca_common_sfio_sieve_policy_t mca_common_sfio_lock_write_sieve = { .enabled = false };
 size_t mca_common_sfio_lock_max_ranges = 1024;
 size_t mca_common_sfio_lock_service_max_ranges = 65536;
 size_t mca_common_sfio_lock_service_max_overtakes = 1;
@@ -229,7 +232,13 @@ int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
         rc = lock(locker, &fd, mode, locked, nlocked, NULL, true, &used, &locks);
         if (0 == rc) {
             n = 0;
-            rc = mca_common_sfio_posix_write_segs(fd, locked, nlocked, &n);
+            if (mca_common_sfio_lock_write_sieve.enabled &&
+                mca_common_sfio_lockplan_locks_holes(mode)) {
+                rc = mca_common_sfio_posix_write_segs_sieved(
+                    fd, locked, nlocked, &mca_common_sfio_lock_write_sieve, &write_scratch, &n);
+            } else {
+                rc = mca_common_sfio_posix_write_segs(fd, locked, nlocked, &n);
+            }
             done += n;
             int urc = used.release(used.ctx, &locks);
             rc = 0 != rc ? rc : urc;

@@ -73,8 +73,16 @@ SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_limit;
  * cached (larger pieces are written at once).  Set once by the fbtl. */
 SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_piece_max;
 
+/* How writes under a lock that covers their holes (range and file locks)
+ * sieve: a run of small pieces with small holes is read, patched and
+ * written back as one extent, as ROMIO's data sieving does under its lock.
+ * Disabled: every piece is written as it is.  Set once by the fbtl. */
+SFIO_EXPORT extern mca_common_sfio_sieve_policy_t mca_common_sfio_lock_write_sieve;
+
 /* An atomic write under locks (locker NULL: fcntl on fd): private bytes (objects, LIST mode) first
- * without a lock, then the lock list of the rest, the write, the unlock.
+ * without a lock, then the lock list of the rest, the write (sieved under
+ * mca_common_sfio_lock_write_sieve where the lock covers the holes), the
+ * unlock.
  * Locked accesses of one process are serialized (one descriptor holds
  * one list at a time).  Returns 0 and the bytes written, or a negative
  * errno.

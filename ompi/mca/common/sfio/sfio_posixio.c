@@ -353,15 +353,67 @@ int mca_common_sfio_posix_read_pieces(int fd, const mca_common_sfio_ioseg_t *seg
     return segs_transfer_pipelined(fd, false, segs, nsegs, 2, read_p);
 }
 
-int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
-                                    const mca_common_sfio_sieve_policy_t *policy,
-                                    mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
+/* A sieved window read: its extent read once, the pieces copied out. */
+static int window_read(int fd, const mca_common_sfio_ioseg_t *segs,
+                       const mca_common_sfio_sieve_window_t *w, char *buf, uint64_t *done_p)
+{
+    ssize_t got = mca_common_sfio_posix_pread_full(fd, buf, (size_t) w->length, w->offset);
+    if (got < 0) {
+        return (int) got;
+    }
+    for (size_t i = w->first; i < w->first + w->count; ++i) {
+        uint64_t rel = segs[i].offset - w->offset;
+        if (0 == segs[i].length || rel >= (uint64_t) got) {
+            continue;
+        }
+        uint64_t n = segs[i].length;
+        if (rel + n > (uint64_t) got) {
+            n = (uint64_t) got - rel;
+        }
+        memcpy(segs[i].buf, buf + rel, (size_t) n);
+        *done_p += n;
+    }
+    return 0;
+}
+
+/* A sieved window write: its extent read, the pieces copied in, the
+ * extent written once.  The holes are written back as they were read (past
+ * the end of the file as the zeros a read would return there), so only a
+ * caller holding a lock on the whole extent that every writer of the file
+ * honours may do this. */
+static int window_write(int fd, const mca_common_sfio_ioseg_t *segs,
+                        const mca_common_sfio_sieve_window_t *w, char *buf, uint64_t *done_p)
+{
+    ssize_t got = mca_common_sfio_posix_pread_full(fd, buf, (size_t) w->length, w->offset);
+    if (got < 0) {
+        return (int) got;
+    }
+    memset(buf + got, 0, (size_t) (w->length - (uint64_t) got));
+    uint64_t n = 0;
+    for (size_t i = w->first; i < w->first + w->count; ++i) {
+        memcpy(buf + (segs[i].offset - w->offset), segs[i].buf, segs[i].length);
+        n += segs[i].length;
+    }
+    ssize_t put = mca_common_sfio_posix_pwrite_full(fd, buf, (size_t) w->length, w->offset);
+    if (put < 0) {
+        return (int) put;
+    }
+    *done_p += n;
+    return 0;
+}
+
+/* Transfers every segment, the windows policy sieves through scratch,
+ * the others as they are. */
+static int segs_transfer_sieved(int fd, bool write, const mca_common_sfio_ioseg_t *segs,
+                                size_t nsegs, const mca_common_sfio_sieve_policy_t *policy,
+                                mca_common_sfio_scratch_t *scratch, uint64_t *done_p)
 {
     mca_common_sfio_sieve_window_t w;
-    size_t pos = 0, run = 0;   /* [run, pos): segments read as they are */
+    size_t pos = 0, run = 0;   /* [run, pos): segments transferred as they are */
     uint64_t total = 0;
+    int rc = 0;
 
-    /* Consecutive windows that are not sieved are read together, so that
+    /* Consecutive windows that are not sieved go together, so that
      * neighbours in the file fuse into one request and the rest are kept
      * in flight at once (pieces of a log, segments larger than a sieve). */
     for (;;) {
@@ -373,39 +425,42 @@ int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs,
         size_t end = more ? w.first : before;
         if (end > run) {
             uint64_t n = 0;
-            int rc = segs_transfer_pipelined(fd, false, segs + run, end - run,
-                                             mca_common_sfio_posix_depth_min_segs, &n);
-            if (rc < 0) {
-                return rc;
-            }
+            rc = segs_transfer_pipelined(fd, write, segs + run, end - run,
+                                         mca_common_sfio_posix_depth_min_segs, &n);
             total += n;
+            if (rc < 0) {
+                break;
+            }
         }
         run = pos;
         if (!more) {
             break;
         }
-        int rc = scratch_reserve(scratch, (size_t) w.length);
+        rc = scratch_reserve(scratch, (size_t) w.length);
+        if (0 == rc) {
+            rc = write ? window_write(fd, segs, &w, scratch->buf, &total)
+                       : window_read(fd, segs, &w, scratch->buf, &total);
+        }
         if (rc < 0) {
-            return rc;
-        }
-        ssize_t got = mca_common_sfio_posix_pread_full(fd, scratch->buf, (size_t) w.length,
-                                                       w.offset);
-        if (got < 0) {
-            return (int) got;
-        }
-        for (size_t i = w.first; i < w.first + w.count; ++i) {
-            uint64_t rel = segs[i].offset - w.offset;
-            if (0 == segs[i].length || rel >= (uint64_t) got) {
-                continue;
-            }
-            uint64_t n = segs[i].length;
-            if (rel + n > (uint64_t) got) {
-                n = (uint64_t) got - rel;
-            }
-            memcpy(segs[i].buf, scratch->buf + rel, (size_t) n);
-            total += n;
+            break;
         }
     }
-    *read_p = total;
-    return 0;
+    *done_p = total;
+    return rc;
+}
+
+int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                    const mca_common_sfio_sieve_policy_t *policy,
+                                    mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
+{
+    return segs_transfer_sieved(fd, false, segs, nsegs, policy, scratch, read_p);
+}
+
+int mca_common_sfio_posix_write_segs_sieved(int fd, const mca_common_sfio_ioseg_t *segs,
+                                            size_t nsegs,
+                                            const mca_common_sfio_sieve_policy_t *policy,
+                                            mca_common_sfio_scratch_t *scratch,
+                                            uint64_t *written_p)
+{
+    return segs_transfer_sieved(fd, true, segs, nsegs, policy, scratch, written_p);
 }

@@ -77,6 +77,17 @@ int mca_common_sfio_posix_read_segs(int fd, const mca_common_sfio_ioseg_t *segs,
                                     const mca_common_sfio_sieve_policy_t *policy,
                                     mca_common_sfio_scratch_t *scratch, uint64_t *read_p);
 
+/* Writes every segment as write_segs does, except the windows policy
+ * sieves: each is read, the segments copied in, and written back whole.
+ * Only for a caller holding, for the whole call, a lock on each window's
+ * extent that every writer of those bytes takes (the holes are written
+ * back as they were read).  Returns as write_segs. */
+int mca_common_sfio_posix_write_segs_sieved(int fd, const mca_common_sfio_ioseg_t *segs,
+                                            size_t nsegs,
+                                            const mca_common_sfio_sieve_policy_t *policy,
+                                            mca_common_sfio_scratch_t *scratch,
+                                            uint64_t *written_p);
+
 /* pwrite/pread of one buffer with retries; returns bytes transferred
  * (short only at end of file for reads) or a negative errno. */
 ssize_t mca_common_sfio_posix_pwrite_full(int fd, const void *buf, size_t len, uint64_t offset);

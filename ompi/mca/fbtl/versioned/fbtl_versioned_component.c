@@ -19,6 +19,7 @@ mca_common_sfio_sieve_policy_t mca_fbtl_versioned_sieve;
 int mca_fbtl_versioned_atomic_mode = MCA_COMMON_SFIO_ATOMIC_AUTO;
 
 static bool sieve_enabled = true;
+static bool write_sieve_enabled = true;
 static size_t sieve_max_gap = 4096;
 static size_t sieve_max_window = 16 * 1024 * 1024;
 static size_t sieve_max_block = 1024 * 1024;
@@ -49,15 +50,22 @@ static const mca_common_sfio_param_t params[] = {
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
       "Read a strided request's covering extent once and copy the pieces out, where the "
       "holes are small (see datasieving_max_gap)" },
+    { "write_datasieving", MCA_BASE_VAR_TYPE_BOOL, &write_sieve_enabled,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "In atomic mode under a range or file lock (atomic_mode rangelock, filelock, and auto "
+      "on one node's local storage), write a strided request's covering extent as one "
+      "read-modify-write under the lock, where the holes are small (see "
+      "datasieving_max_gap); list locks and versions never sieve writes" },
     { "datasieving_max_gap", MCA_BASE_VAR_TYPE_SIZE_T, &sieve_max_gap,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-      "Largest hole in bytes that a sieved read reads over (larger holes split the read)" },
+      "Largest hole in bytes that a sieved read or write covers (larger holes split it)" },
     { "datasieving_buffer_size", MCA_BASE_VAR_TYPE_SIZE_T, &sieve_max_window,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-      "Largest extent in bytes read at once by a sieved read (the temporary buffer size)" },
+      "Largest extent in bytes a sieved read or write transfers at once (the temporary "
+      "buffer size)" },
     { "datasieving_max_block", MCA_BASE_VAR_TYPE_SIZE_T, &sieve_max_block,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-      "Pieces larger than this many bytes are read directly, never sieved" },
+      "Pieces larger than this many bytes are transferred directly, never sieved" },
     { "lock_max_ranges", MCA_BASE_VAR_TYPE_SIZE_T, &lock_max_ranges,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
       "Largest number of byte ranges one atomic access locks with fcntl locks; longer "
@@ -131,7 +139,8 @@ static int versioned_register(void)
         "(default): statfs says (NFS, Lustre, GPFS, BeeGFS, CephFS, OrangeFS, CIFS, AFS are "
         "network, the rest local); local: one node's file system or page cache; network: "
         "every request pays a link to the storage.  atomic_mode auto uses versions on "
-        "network storage (and across nodes) and list locks on local storage of one node; "
+        "network storage (and across nodes) and a range lock per access on one node's "
+        "local storage; "
         "io_depth auto keeps 8 requests in flight on network storage.  Set it where statfs "
         "cannot tell, e.g. a FUSE mount of remote storage or an emulation", &storage);
     return OMPI_SUCCESS;
@@ -150,6 +159,8 @@ static int versioned_open(void)
         .max_window = sieve_max_window,
         .max_block = sieve_max_block,
     };
+    mca_common_sfio_lock_write_sieve = mca_fbtl_versioned_sieve;
+    mca_common_sfio_lock_write_sieve.enabled = write_sieve_enabled;
     mca_common_sfio_lock_max_ranges = lock_max_ranges;
     mca_common_sfio_lock_service_max_ranges = lock_service_max_ranges;
     mca_common_sfio_lock_service_max_overtakes = lock_service_max_overtakes;
