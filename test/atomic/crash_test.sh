@@ -28,6 +28,9 @@
 # shares one namespace, so --kill-node kills all ranks.  The ok line says
 # how many ranks were killed.
 #
+# A failed run keeps its logs and, in pre-recovery/, the data file and
+# the store as the crash left them (copied before the verify's recovery).
+#
 # --store-shm: every run puts the versioned store in a directory of its
 # own under /dev/shm (fs_versioned_store_dir; there atomic writes defer
 # small private pieces to the store's log) and looks for the sidecar there.
@@ -203,6 +206,16 @@ for i in $(seq 1 "$runs"); do
         [ "$nsc" -gt 0 ] && vflags=--expect-sidecar
         [ "$nsc" -gt 0 ] || [ "$writes" = 0 ] || why="${why:+$why; }no sidecar directory after the crash"
     fi
+    # the state recovery starts from, kept when the run fails: recovery
+    # rewrites the file and removes the store
+    pre=$wd/pre-recovery
+    mkdir -p "$pre"
+    cp -a "$wd/data" "$pre/" 2>/dev/null
+    if [ -n "$sd" ]; then
+        cp -a "$sd"/sfio-store-"$(id -u)"/.sfio-store."$ino".* "$pre/" 2>/dev/null
+    else
+        cp -a "$wd"/.sfio-store."$ino".* "$pre/" 2>/dev/null
+    fi
     t_dead=$(date +%s.%N)
     $mpirun_cmd -np 1 $runmca "$bin" --dir "$wd" --verify $vflags >"$wd/verify.log" 2>&1
     vrc=$?
@@ -226,7 +239,8 @@ for i in $(seq 1 "$runs"); do
     else
         failed=$((failed + 1))
         echo "FAIL crash run $i ($label, $np ranks, $what): $why [$summary] (kept $wd)"
-        # keep the logs, not the bulky sidecar and data (--keep keeps all)
+        # keep the logs and the state before recovery (pre-recovery/), not
+        # the recovered file (--keep keeps all)
         [ $keep = 1 ] || rm -rf "$wd"/.sfio-store.* "$wd"/data
     fi
     [ -n "$sd" ] && [ $keep = 0 ] && rm -rf "$sd"
