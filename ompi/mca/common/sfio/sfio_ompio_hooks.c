@@ -361,9 +361,18 @@ static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
     if (join) {
         sfio_ompio_fs_store_join(fh, f);
     }
+    bool was_atomic = 0 != fh->f_atomicity;
     int rc = f->set_atomicity_real(file, flag);
     if (OMPI_SUCCESS == rc && flag && NULL != f->store) {
         mca_common_sfio_vstore_floor_at_size(f->store);
+    }
+    /* A sieved atomic write rewrites the holes of its extent under a lock
+     * every atomic writer takes; a non-atomic write takes none.  So where
+     * writes may sieve, no rank starts writing in the new mode before
+     * every rank has finished writing in the old one. */
+    if (OMPI_SUCCESS == rc && was_atomic != (0 != flag) &&
+        mca_common_sfio_lock_write_sieve.enabled) {
+        rc = fh->f_comm->c_coll->coll_barrier(fh->f_comm, fh->f_comm->c_coll->coll_barrier_module);
     }
     return rc;
 }
