@@ -42,7 +42,7 @@ SFIO_PLACE_CONFIGS="place-block2_two_phase place-block2_dynamic place-block2_sta
 SFIO_NODES_PLACE_CONFIGS="nodes-block_two_phase nodes-block_dynamic nodes-block_static
     nodes-cyclic_two_phase nodes-cyclic_dynamic nodes-cyclic_static"
 
-SFIO_ATOMIC_CONFIGS="atomic-listlock atomic-listlock-cache4k atomic-versioned atomic-versioned-mem"
+SFIO_ATOMIC_CONFIGS="atomic-listlock atomic-listlock-cache4k atomic-rangelock atomic-versioned atomic-versioned-mem"
 SFIO_ATOMIC_UFS_CONFIGS="atomic-listlock atomic-listlock-cache4k"
 
 # ---- the runs of `make check` (mpi_check.sh) -------------------------
@@ -79,6 +79,9 @@ STEPS
 #   atomic-listlock, atomic-listlock-cache4k  atomicity on in every
 #                 subtest, list locking (the second with a 4 KiB
 #                 private-byte cache)
+#   atomic-rangelock  atomicity on in every subtest, one range
+#                 lock per access (what auto takes on one node's
+#                 local storage), writes sieved under it
 #   atomic-versioned  atomicity on in every subtest, atomic
 #                 mode forced to versioned
 #   atomic-versioned-mem  the same with the store in memory
@@ -165,6 +168,7 @@ config_mca() {
     fetchadd_noprov) echo "--mca sharedfp_fetchadd_backend ofi --mca sharedfp_fetchadd_provider sfio-none" ;;
     atomic-listlock) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock" ;;
     atomic-listlock-cache4k) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_private_cache 4096 --mca fbtl_versioned_private_cache_piece_max 256" ;;
+    atomic-rangelock) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode rangelock" ;;
     atomic-versioned) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode versioned" ;;
     atomic-versioned-mem) echo "-x SFIO_TEST_ATOMIC=1 -x SFIO_TEST_SKIP=atomicity_flag --mca fbtl_versioned_atomic_mode versioned --mca fs_versioned_store_dir /dev/shm" ;;
     depth8-versioned) echo "--mca fbtl_versioned_io_depth 8 --mca fbtl_versioned_io_depth_min_pieces 2 --mca fbtl_versioned_atomic_mode versioned" ;;

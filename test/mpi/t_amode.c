@@ -722,6 +722,59 @@ static void test_info_hints(void)
     t_end();
 }
 
+/* Atomic strided writes through a write-only handle, ranks interleaved
+ * by 16-byte blocks: writes that sieve under their lock (range and file
+ * locks; auto's on one node's local storage) keep the other ranks' blocks
+ * and the prefilled tail.  (Open MPI's fs base opens a write-only file
+ * read-write; check_posixio covers a descriptor that cannot read.) */
+static void test_wronly_atomic_strided(void)
+{
+    char path[1200];
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Datatype ft;
+    const int blk = 16, nblk = 256;
+    long long n = (long long)blk * nblk * t_np, tail = 100, j;
+    unsigned char *b = malloc((size_t)blk * nblk), *img;
+    int k, q, i;
+    if (!t_begin("amode.wronly_atomic_strided")) {
+        free(b);
+        return;
+    }
+    t_fname(path, sizeof(path), "wronly_strided");
+    t_prefill(path, n + tail);
+    for (j = 0; j < (long long)blk * nblk; j++) {
+        b[j] = t_pat_data(t_rank, j, 71);
+    }
+    MPI_Type_vector(nblk, blk, blk * t_np, MPI_BYTE, &ft);
+    MPI_Type_commit(&ft);
+    if (t_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh),
+             "open wronly")) {
+        t_ok(MPI_File_set_atomicity(fh, 1), "set_atomicity 1");
+        t_ok(MPI_File_set_view(fh, (MPI_Offset)t_rank * blk, MPI_BYTE, ft, "native",
+                               MPI_INFO_NULL), "set_view");
+        t_ok(MPI_File_write(fh, b, blk * nblk, MPI_BYTE, &st), "write strided atomic");
+        t_ok(MPI_File_close(&fh), "close");
+    }
+    MPI_Type_free(&ft);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (t_rank == 0) {
+        img = prefill_img(n + tail);
+        for (k = 0; k < nblk; k++) {
+            for (q = 0; q < t_np; q++) {
+                for (i = 0; i < blk; i++) {
+                    img[((long long)k * t_np + q) * blk + i] = t_pat_data(q, (long long)k * blk + i, 71);
+                }
+            }
+        }
+        t_verify_file(path, img, n + tail);
+        free(img);
+    }
+    free(b);
+    t_unlink(path);
+    t_end();
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "amode");
@@ -737,6 +790,7 @@ int main(int argc, char **argv)
     test_delete();
     test_sync_visible();
     test_atomicity_flag();
+    test_wronly_atomic_strided();
     test_info_hints();
     /* last: where the collective path does not reject it, it can hang */
     test_rdonly_write_all();

@@ -441,6 +441,15 @@ static int segs_transfer_sieved(int fd, bool write, const mca_common_sfio_ioseg_
             rc = write ? window_write(fd, segs, &w, scratch->buf, &total)
                        : window_read(fd, segs, &w, scratch->buf, &total);
         }
+        if (-EBADF == rc && write) {
+            /* a write-only descriptor cannot read the holes (its first
+             * read fails before anything is written): the rest as it is */
+            uint64_t n = 0;
+            rc = segs_transfer_pipelined(fd, true, segs + w.first, nsegs - w.first,
+                                         mca_common_sfio_posix_depth_min_segs, &n);
+            total += n;
+            break;
+        }
         if (rc < 0) {
             break;
         }
