@@ -232,7 +232,11 @@ int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
         rc = lock(locker, &fd, mode, locked, nlocked, NULL, true, &used, &locks);
         if (0 == rc) {
             n = 0;
-            if (mca_common_sfio_lock_write_sieve.enabled &&
+            /* only under the kernel's own locks: taking an fcntl lock is
+             * also what makes a client-caching file system (NFS) read
+             * the holes as the last holder left them; a service's grant
+             * is not */
+            if (mca_common_sfio_lock_write_sieve.enabled && NULL == locker &&
                 mca_common_sfio_lockplan_locks_holes(mode)) {
                 rc = mca_common_sfio_posix_write_segs_sieved(
                     fd, locked, nlocked, &mca_common_sfio_lock_write_sieve, &write_scratch, &n);

@@ -73,8 +73,8 @@ SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_limit;
  * cached (larger pieces are written at once).  Set once by the fbtl. */
 SFIO_EXPORT extern uint64_t mca_common_sfio_pcache_piece_max;
 
-/* How writes under a lock that covers their holes (range and file locks)
- * sieve: a run of small pieces with small holes is read, patched and
+/* How writes under an fcntl lock that covers their holes (range and file
+ * locks; not through a lock service) sieve: a run of small pieces with small holes is read, patched and
  * written back as one extent, as ROMIO's data sieving does under its lock.
  * Disabled: every piece is written as it is.  Set once by the fbtl. */
 SFIO_EXPORT extern mca_common_sfio_sieve_policy_t mca_common_sfio_lock_write_sieve;

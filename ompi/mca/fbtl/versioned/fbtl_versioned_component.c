@@ -55,7 +55,8 @@ static const mca_common_sfio_param_t params[] = {
       "In atomic mode under a range or file lock (atomic_mode rangelock, filelock, and auto "
       "on one node's local storage), write a strided request's covering extent as one "
       "read-modify-write under the lock, where the holes are small (see "
-      "datasieving_max_gap); list locks and versions never sieve writes" },
+      "datasieving_max_gap); only under fcntl locks (not the lock service); list locks and "
+      "versions never sieve writes" },
     { "datasieving_max_gap", MCA_BASE_VAR_TYPE_SIZE_T, &sieve_max_gap,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
       "Largest hole in bytes that a sieved read or write covers (larger holes split it)" },
