@@ -28,8 +28,14 @@
 # shares one namespace, so --kill-node kills all ranks.  The ok line says
 # how many ranks were killed.
 #
-# A failed run keeps its logs and, in pre-recovery/, the data file and
-# the store as the crash left them (copied before the verify's recovery).
+# A failed run keeps its logs, the data file and, in pre-recovery/, the
+# data file and the store as the crash left them (copied before the
+# verify's recovery).  The store belongs to the data file's inode, so to
+# replay the recovery put the old bytes back into that same file:
+#   cd DIR && cp pre-recovery/data data && touch -r pre-recovery/data data &&
+#   cp -a pre-recovery/.sfio-store.* . && mpirun -np 1 ... t_crash --dir DIR \
+#   --verify --expect-sidecar
+# (with --store-shm the store goes back to its /dev/shm directory).
 #
 # --store-shm: every run puts the versioned store in a directory of its
 # own under /dev/shm (fs_versioned_store_dir; there atomic writes defer
@@ -239,9 +245,8 @@ for i in $(seq 1 "$runs"); do
     else
         failed=$((failed + 1))
         echo "FAIL crash run $i ($label, $np ranks, $what): $why [$summary] (kept $wd)"
-        # keep the logs and the state before recovery (pre-recovery/), not
-        # the recovered file (--keep keeps all)
-        [ $keep = 1 ] || rm -rf "$wd"/.sfio-store.* "$wd"/data
+        # keep the logs, the file (its inode is the store's) and the
+        # state before recovery (pre-recovery/)
     fi
     [ -n "$sd" ] && [ $keep = 0 ] && rm -rf "$sd"
 done
