@@ -223,13 +223,16 @@ static void note_extent(mca_common_sfio_vstore_t *s, const mca_common_sfio_recor
     }
 }
 
-/* A collective point: every write of the group has returned, so the flat
- * file's size bounds every byte written so far. */
+/* A new epoch: every write of the group has returned, so the flat file's
+ * size bounds every byte written in place so far; this rank's bytes that
+ * are still only in versions (set_atomicity folds nothing) are below its
+ * written_end. */
 void sfio_vstore_refresh_fresh_floor(mca_common_sfio_vstore_t *s)
 {
     struct stat st;
-    s->fresh_floor = 0 == fstat(s->flat_fd, &st) ? (uint64_t) st.st_size : UINT64_MAX;
-    s->reserved_to = UINT64_MAX == s->fresh_floor ? 0 : s->fresh_floor;
+    uint64_t size = 0 == fstat(s->flat_fd, &st) ? (uint64_t) st.st_size : UINT64_MAX;
+    s->reserved_to = UINT64_MAX == size ? 0 : size;
+    s->fresh_floor = size > s->written_end ? size : s->written_end;
 }
 
 /* Empties the index and points every rank's cursor at its first record

@@ -267,8 +267,12 @@ struct mca_common_sfio_vstore_t {
      * the current epoch (collective point to collective point) began, and
      * this rank has not written them since: nobody else may write them in
      * this epoch.  Such bytes need no redo journal: a crash before the
-     * version is published is undone by zeroing them (FRESH record). */
+     * version is published is undone by zeroing them (FRESH record).
+     * written_end: the end of the furthest byte this rank wrote through
+     * the store by any route (in place, journaled, or in a version that a
+     * fold puts in place later); the floor never sits below it. */
     uint64_t fresh_floor;
+    uint64_t written_end;
     char *recbuf;
     size_t recbuf_size;
     /* Where the stores of this flat file live (other groups' handles of

@@ -278,6 +278,19 @@ static int segvec_push(segvec_t *sv, uint64_t offset, uint64_t length, void *buf
     return 0;
 }
 
+/* Moves s->written_end past every segment of a write (before it is
+ * made: a failed write may have put some of its bytes in place). */
+static void note_written(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
+                         size_t nsegs)
+{
+    for (size_t i = 0; i < nsegs; ++i) {
+        uint64_t end = segs[i].offset + segs[i].length;
+        if (segs[i].length > 0 && end > s->written_end) {
+            s->written_end = end;
+        }
+    }
+}
+
 int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *segs,
                                  size_t nsegs, bool atomic, const mca_common_sfio_objects_t *objects,
                                  uint64_t *written_p)
@@ -289,6 +302,13 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
     int rc;
 
     pthread_mutex_lock(&s->lock);
+    /* What this rank wrote before, by any route, is no longer fresh (bytes
+     * that went into a version reach the file only at a fold, and a later
+     * write of them may find no version left to overlap). */
+    if (s->written_end > s->fresh_floor) {
+        s->fresh_floor = s->written_end;
+    }
+    note_written(s, segs, nsegs);
     if (!s->coord) {
         if (!atomic) {
             /* No version exists for this rank to order after (a rank maps
@@ -352,7 +372,7 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
          * Private bytes past the fresh floor overwrite nothing: they go in
          * place at once, with an undo note; the others are journaled. */
         segvec_t fresh = { 0 }, place = { 0 };
-        uint64_t floor = s->fresh_floor, fresh_end = 0;
+        uint64_t floor = s->fresh_floor;
         for (size_t i = 0; i < direct.n && 0 == rc; ++i) {
             const mca_common_sfio_ioseg_t *g = &direct.v[i];
             uint64_t end = g->offset + g->length;
@@ -361,18 +381,12 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
             if (0 == rc) {
                 rc = segvec_push(&fresh, cut, end - cut, (char *) g->buf + (cut - g->offset));
             }
-            if (end > cut && end > fresh_end) {
-                fresh_end = end;
-            }
         }
         if (0 == rc && versioned.n + direct.n > 0) {
             rc = write_version(s, versioned.v, versioned.n, place.v, place.n, fresh.v, fresh.n);
             if (0 == rc) {
                 done = versioned.bytes + direct.bytes;
             }
-        }
-        if (fresh_end > s->fresh_floor) {
-            s->fresh_floor = fresh_end;   /* this rank wrote them: no longer fresh */
         }
         free(fresh.v);
         free(place.v);
