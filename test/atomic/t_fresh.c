@@ -17,6 +17,23 @@
  * it prints at close at verbose level 1, must be B on every rank (block 1
  * only; run_atomic_tests.sh checks it).  Prints "FAIL ..." on a data
  * mismatch; exit status 1 then.
+ *
+ *   mpirun -np N t_fresh --through-versions [--dir DIR]
+ *       with --mca fs_versioned_store_max_versions N+1 (a compaction at
+ *       the second write of the second round, none before)
+ *
+ * Private bytes written through a version are not fresh either.  Rank r's
+ * view is one extent [shared S | private P | shared S], overlapping its
+ * neighbours' by S.  In rank order, each rank writes its whole extent:
+ * rank 0's private bytes go in place (fresh), every other rank's extent
+ * overlaps the version its left neighbour just made, so all of it, its
+ * private bytes too, becomes a version.  Each rewrites its left shared
+ * bytes, in rank order again; the compaction in this round folds the
+ * first versions into the file and empties the indexes of them; then
+ * every rank rewrites its private bytes alone.  They overlap no version any more, and they held
+ * data: journaled, not fresh (else a crash in that write would zero bytes
+ * an earlier, returned write put there).  Rank 0 prints "t_fresh: rank R
+ * fresh-expected B" for every rank: S + P for rank 0, 0 for the others.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -27,6 +44,75 @@
 
 #define BLOCK (4 << 20)
 
+#define SHARED (64 << 10)
+#define PRIVATE (256 << 10)
+
+/* The --through-versions case (see above); returns 1 on a data mismatch. */
+static int through_versions(const char *path, int rank, int np)
+{
+    const int extent = 2 * SHARED + PRIVATE;
+    unsigned char *first = malloc(extent), *second = malloc(PRIVATE), *back = malloc(extent);
+    for (int i = 0; i < extent; ++i) first[i] = (unsigned char) (3 + (i * 5 + rank) % 241);
+    for (int i = 0; i < PRIVATE; ++i) second[i] = (unsigned char) (4 + (i * 3 + rank) % 239);
+
+    MPI_File fh;
+    MPI_Status st;
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    /* one extent per rank; the next tile of the view lies past every
+     * rank's extent, so that the views' intersection sees the private
+     * bytes */
+    MPI_Datatype one, tiled;
+    MPI_Type_contiguous(extent, MPI_BYTE, &one);
+    MPI_Type_create_resized(one, 0, (MPI_Aint) (SHARED + PRIVATE) * np + SHARED, &tiled);
+    MPI_Type_commit(&tiled);
+    MPI_Type_free(&one);
+    MPI_File_set_view(fh, (MPI_Offset) (SHARED + PRIVATE) * rank, MPI_BYTE, tiled, "native",
+                      MPI_INFO_NULL);
+    MPI_File_set_atomicity(fh, 1);
+    for (int k = 0; k < np; ++k) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (k == rank) {
+            MPI_File_write_at(fh, 0, first, extent, MPI_BYTE, &st);
+        }
+    }
+    /* in rank order again, the left shared bytes once more (versions of
+     * shared bytes only): past N + 1 versions waiting, a compaction folds
+     * every first-round version */
+    for (int k = 0; k < np; ++k) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (k == rank) {
+            MPI_File_write_at(fh, 0, first, SHARED, MPI_BYTE, &st);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_write_at(fh, SHARED, second, PRIVATE, MPI_BYTE, &st);
+    MPI_Barrier(MPI_COMM_WORLD);
+    memset(back, 0, extent);
+    MPI_File_read_at(fh, 0, back, extent, MPI_BYTE, &st);
+    /* the left shared bytes are this rank's (its left neighbour wrote
+     * earlier), the right ones its right neighbour's: the private bytes
+     * must be the second write */
+    int bad = 0 != memcmp(back, first, SHARED) || 0 != memcmp(back + SHARED, second, PRIVATE);
+    int any = 0;
+    MPI_File_close(&fh);
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (0 == rank) {
+        if (any) {
+            printf("FAIL t_fresh: a rank read back other bytes than it wrote\n");
+        } else {
+            for (int r = 0; r < np; ++r) {
+                printf("t_fresh: rank %d fresh-expected %d\n", r, 0 == r ? SHARED + PRIVATE : 0);
+            }
+        }
+        MPI_File_delete(path, MPI_INFO_NULL);
+    }
+    MPI_Type_free(&tiled);
+    free(first);
+    free(second);
+    free(back);
+    return any;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -34,13 +120,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const char *dir = getenv("SFIO_TEST_DIR") ? getenv("SFIO_TEST_DIR") : "/tmp";
+    int versions = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+        else if (!strcmp(argv[i], "--through-versions")) versions = 1;
     }
     char path[4096];
     int pid = (int) getpid();
     MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
     snprintf(path, sizeof(path), "%s/t_fresh.%d.dat", dir, pid);
+    if (versions) {
+        int any = through_versions(path, rank, np);
+        MPI_Finalize();
+        return any;
+    }
 
     /* rank r sees blocks r, r + np, r + 2 np, ... of BLOCK bytes */
     MPI_Datatype block, tiled;
