@@ -312,6 +312,9 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
 void sfio_ompio_hooks_install_at_open(mca_common_sfio_file_t *f)
 {
     ompio_file_t *fh = f->fh;
+    /* with or without a store: a change of atomicity is also where
+     * sieved writes need every rank to have finished the old mode's */
+    (void) sfio_ompio_hooks_wrap_set_atomicity(f);
     if (NULL == fh->f_sharedfp) {
         opal_output_verbose(1, mca_common_sfio_output,
                             "sfio: %s has no shared-file-pointer module: set_view is not seen, so "
