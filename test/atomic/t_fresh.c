@@ -47,6 +47,19 @@
 #define SHARED (64 << 10)
 #define PRIVATE (256 << 10)
 
+/* Closes fh and agrees on the ranks' read-back checks; rank 0 says so on a
+ * mismatch.  Returns 1 when some rank read other bytes than it wrote. */
+static int close_and_agree(MPI_File *fh, int bad, int rank)
+{
+    int any = 0;
+    MPI_File_close(fh);
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (0 == rank && any) {
+        printf("FAIL t_fresh: a rank read back other bytes than it wrote\n");
+    }
+    return any;
+}
+
 /* The --through-versions case (see above); returns 1 on a data mismatch. */
 static int through_versions(const char *path, int rank, int np)
 {
@@ -92,17 +105,11 @@ static int through_versions(const char *path, int rank, int np)
     /* the left shared bytes are this rank's (its left neighbour wrote
      * earlier), the right ones its right neighbour's: the private bytes
      * must be the second write */
-    int bad = 0 != memcmp(back, first, SHARED) || 0 != memcmp(back + SHARED, second, PRIVATE);
-    int any = 0;
-    MPI_File_close(&fh);
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int any = close_and_agree(&fh, 0 != memcmp(back, first, SHARED) ||
+                                       0 != memcmp(back + SHARED, second, PRIVATE), rank);
     if (0 == rank) {
-        if (any) {
-            printf("FAIL t_fresh: a rank read back other bytes than it wrote\n");
-        } else {
-            for (int r = 0; r < np; ++r) {
-                printf("t_fresh: rank %d fresh-expected %d\n", r, 0 == r ? SHARED + PRIVATE : 0);
-            }
+        for (int r = 0; !any && r < np; ++r) {
+            printf("t_fresh: rank %d fresh-expected %d\n", r, 0 == r ? SHARED + PRIVATE : 0);
         }
         MPI_File_delete(path, MPI_INFO_NULL);
     }
@@ -160,13 +167,9 @@ int main(int argc, char **argv)
     MPI_File_write_at(fh, 0, after, 2 * BLOCK, MPI_BYTE, &st);   /* blocks 0 and 1 */
     memset(back, 0, 2 * (size_t) BLOCK);
     MPI_File_read_at(fh, 0, back, 2 * BLOCK, MPI_BYTE, &st);
-    int bad = 0 != memcmp(back, after, 2 * (size_t) BLOCK), any = 0;
-    MPI_File_close(&fh);
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int any = close_and_agree(&fh, 0 != memcmp(back, after, 2 * (size_t) BLOCK), rank);
     if (0 == rank) {
-        if (any) {
-            printf("FAIL t_fresh: a rank read back other bytes than it wrote\n");
-        } else {
+        if (!any) {
             printf("t_fresh: block %d fresh-expected %d\n", BLOCK, BLOCK);
         }
         MPI_File_delete(path, MPI_INFO_NULL);
