@@ -217,12 +217,7 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
 
     fold_pieces_t fp = { .window = win };
     int rc = mca_common_sfio_vindex_pieces(&s->index, dlo, dhi - dlo, collect_piece, &fp);
-    struct stat st;
     uint64_t flat_size = 0;
-    if (0 == rc && fp.n > 0) {
-        rc = 0 == fstat(s->flat_fd, &st) ? 0 : -errno;
-        flat_size = (uint64_t) st.st_size;
-    }
     char *buf = (0 == rc && fp.n > 0) ? malloc(win) : NULL;
     if (0 == rc && fp.n > 0 && !buf) {
         rc = -ENOMEM;
@@ -242,6 +237,15 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
             decided = true;
             whole = 0 == coord_lock_range(s->coord_fd, F_WRLCK, true, COORD_WINDOW_BYTE(s->rank), 1) &&
                     !sfio_vstore_others_open(s);
+            /* the size only now: a group that opened, wrote past the
+             * end and closed before the check has grown the file, and
+             * its bytes there must be read, not zeroed */
+            struct stat st;
+            if (whole && 0 != fstat(s->flat_fd, &st)) {
+                rc = -errno;
+                break;
+            }
+            flat_size = whole ? (uint64_t) st.st_size : 0;
         }
         if (w.sieve && !whole) {
             /* another group's bytes may lie in the holes: pieces only */
