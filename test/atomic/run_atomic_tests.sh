@@ -41,13 +41,15 @@
 #                    emulated nodes: every rank)
 #   --no-store-shm   skip the entries with the store in /dev/shm
 #                    (fs_versioned_store_dir /dev/shm, crash_test.sh
-#                    --store-shm): across nodes (SFIO_MPIRUN=mpirun-nodes.sh)
+#                    --store-shm, and on one node t_groups: two
+#                    MPI_COMM_SELF handles of one file): across nodes (SFIO_MPIRUN=mpirun-nodes.sh)
 #                    the store goes beside the file whatever store_dir says,
 #                    so those entries repeat the others and the crash runs
 #                    find no store in the node's /dev/shm
 #   --quick          np "4", 2 crash runs, stall sleep 3 s (--np,
 #                    --crash-runs, --first-write-runs given win)
-#   --bindir DIR     where t_atomicity t_serial t_crash t_stall t_peek t_fresh are (default:
+#   --bindir DIR     where t_atomicity t_serial t_crash t_stall t_peek t_fresh t_groups
+#                    and .libs/libpauselock.so are (default:
 #                    $T_ATOMICITY etc. when set, else the current directory
 #                    if it holds them, else they are built with
 #                    ${MPICC:-mpicc} -O2 into a temporary directory)
@@ -155,7 +157,7 @@ workdir=$(mktemp -d "${SFIO_TEST_DIR:-/tmp}/sfio-atomic.XXXXXX")
 export SFIO_TEST_DIR=$workdir
 
 # Locate or build the programs.
-programs="t_atomicity t_serial t_crash t_stall t_peek t_fresh"
+programs="t_atomicity t_serial t_crash t_stall t_peek t_fresh t_groups"
 declare -A prog
 if [ -n "$bindir" ]; then
     for p in $programs; do prog[$p]=$bindir/$p; done
@@ -322,6 +324,24 @@ if [ "$stock" = 0 ] && [ $storeshm = 1 ] && [ -d /dev/shm ]; then
         run "t_serial np=$np store=/dev/shm cycle=4096" 120 $m --mca io_ompio_cycle_buffer_size 4096 \
             "${prog[t_serial]}" $seedarg
     done
+    # two groups of one file (MPI_COMM_SELF handles, a store each): a fold
+    # writing windows whole must not lose the other group's bytes.  One
+    # node only: across nodes the stores go beside the file, and a group's
+    # private pieces go in place, so no fold writes a window.
+    if [ -z "${SFIO_MPIRUN:-}" ]; then
+        pauselock=
+        for f in "$(dirname "${prog[t_groups]}")/.libs/libpauselock.so" "$workdir/bin/libpauselock.so"; do
+            [ -e "$f" ] && { pauselock=$f; break; }
+        done
+        if [ -z "$pauselock" ]; then
+            mkdir -p "$workdir/bin"
+            pauselock=$workdir/bin/libpauselock.so
+            ${CC:-cc} -O2 -Wall -shared -fPIC -fvisibility=hidden -o "$pauselock" "$here/pauselock.c" -ldl ||
+                pauselock=
+        fi
+        m="$mpirun_cmd -np 2 --mca fs versioned --mca fbtl versioned $vmode --mca fs_versioned_store_dir /dev/shm"
+        run "t_groups np=2 store=/dev/shm" 120 $m -x LD_PRELOAD="$pauselock" "${prog[t_groups]}"
+    fi
     if [ $crash = 1 ]; then
         for fw in "" --first-write; do
             name="crash_test $fw --store-shm np=$mid x$first_runs"
