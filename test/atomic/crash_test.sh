@@ -45,6 +45,9 @@
 # no recovery, no atomicity): expected to fail at least sometimes, which
 # shows the check can fail; there the sidecar check is skipped.
 #
+# The verify of each run has its own limit, SFIO_CRASH_VERIFY_LIMIT
+# seconds (default 120): past it that run fails ("verify timed out").
+#
 # SFIO_MPIRUN: the launcher, taking -np (default "mpirun --allow-run-as-root
 # --oversubscribe"; e.g. "test/nodes/mpirun-nodes.sh --nodes N").
 #
@@ -64,6 +67,7 @@ quiet=0
 first=0
 storeshm=0
 killnode=0
+verify_limit=${SFIO_CRASH_VERIFY_LIMIT:-120}
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -223,8 +227,14 @@ for i in $(seq 1 "$runs"); do
         cp -a "$wd"/.sfio-store."$ino".* "$pre/" 2>/dev/null
     fi
     t_dead=$(date +%s.%N)
-    $mpirun_cmd -np 1 $runmca "$bin" --dir "$wd" --verify $vflags >"$wd/verify.log" 2>&1
+    # its own limit: a recovery that hangs is this run's failure, named,
+    # and the runs after it still run
+    timeout -k 5 "$verify_limit" $mpirun_cmd -np 1 $runmca "$bin" --dir "$wd" --verify $vflags \
+        >"$wd/verify.log" 2>&1
     vrc=$?
+    if [ $vrc = 124 ] || [ $vrc = 137 ]; then
+        why="${why:+$why; }verify timed out after $verify_limit s"
+    fi
     t_end=$(date +%s.%N)
     times=$(awk -v a="$t_start" -v b="$t_kill" -v c="$t_dead" -v d="$t_end" 'BEGIN { printf "start+run %.1f s, abort %.1f s, verify %.1f s", b - a, c - b, d - c }')
     if [ $vrc != 0 ]; then
