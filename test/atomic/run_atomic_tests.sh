@@ -352,6 +352,19 @@ if [ "$stock" = 0 ] && [ $storeshm = 1 ] && [ -d /dev/shm ]; then
     fi
 fi
 
+# Groups of one file on different nodes (a group per node, each with its
+# store in its node's /dev/shm) cannot see each other's stores: their
+# folds must write pieces, never a window with holes whole.
+if [ "$stock" = 0 ] && [ -n "${SFIO_MPIRUN:-}" ] && [ -d /dev/shm ]; then
+    name="t_groups --node-groups np=$mid store=/dev/shm"
+    m="$mpirun_cmd -np $mid --mca fs versioned --mca fbtl versioned $vmode --mca fs_versioned_store_dir /dev/shm"
+    run "$name" 120 $m --mca fs_versioned_verbose 1 "${prog[t_groups]}" --node-groups
+    log=$workdir/logs/$(echo "$name" | tr -c 'A-Za-z0-9_.=-' '_').log
+    run "t_groups --node-groups: folds split their windows" 10 sh -c \
+        "grep -Eq 'fold windows split \(other opens\) [1-9]' '$log' ||
+         grep -q '^t_groups: every group has one rank' '$log'"
+fi
+
 # Fold write-back both ways (auto picks by piece size): owner from the
 # log's copy in memory, owner reading its log (no copy, or a copy too
 # small for one write), and domain windows.

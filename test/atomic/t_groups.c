@@ -25,6 +25,21 @@
  *
  * Prints "FAIL t_groups: ..." and exits 1 on a lost byte, or when the
  * pause never came (the test then would not test anything).
+ *
+ *   mpirun -np N t_groups --node-groups [--dir DIR]
+ *       same parameters, plus --mca fs_versioned_verbose 1; across nodes
+ *
+ * The ranks of each node form one group (MPI_Comm_split_type) and open the
+ * file on it, all groups at once.  The file is SLOTS slots of PIECE bytes;
+ * slot k is group (k mod G)'s, and every rank of that group writes all of
+ * its group's slots, atomically, so every byte is shared and goes into a
+ * version, folded by domain in windows whose holes are the other groups'
+ * slots.  Across nodes with the store in each node's /dev/shm, no group
+ * sees another's store: the folds must write pieces, never a window with
+ * holes whole (the caller checks the stores' "fold windows split" counts,
+ * unless rank 0 printed "t_groups: every group has one rank": then all
+ * bytes are private, written in place), and rank 0 checks every byte
+ * after all groups closed.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -61,6 +76,77 @@ static int open_and_write(const char *path, int group, MPI_File *fh)
     return rc;
 }
 
+#define SLOTS 256
+
+/* --node-groups: returns 1 on a failure (rank 0 prints it). */
+static int node_groups(const char *path, int rank)
+{
+    MPI_Comm node;
+    int nrank, leader, ngroups = 0, group = 0, np;
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nrank);
+    leader = rank;
+    MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+    int *leaders = malloc(sizeof(int) * (size_t) np);
+    MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
+    /* groups numbered by their leaders' world ranks */
+    for (int r = 0; r < np; ++r) {
+        if (leaders[r] == r) {
+            group += r < leader;
+            ngroups++;
+        }
+    }
+    free(leaders);
+    int size, largest;
+    MPI_Comm_size(node, &size);
+    MPI_Allreduce(&size, &largest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (0 == rank && 1 == largest) {
+        /* every byte private: written in place, no fold windows at all */
+        printf("t_groups: every group has one rank\n");
+    }
+
+    MPI_File fh;
+    unsigned char buf[PIECE];
+    int rc = MPI_File_open(node, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    if (MPI_SUCCESS == rc) rc = MPI_File_set_atomicity(fh, 1);
+    for (int k = group; MPI_SUCCESS == rc && k < SLOTS; k += ngroups) {
+        long off = (long) k * PIECE;
+        for (int i = 0; i < PIECE; ++i) buf[i] = pat(group, off + i);
+        rc = MPI_File_write_at(fh, off, buf, PIECE, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    if (MPI_SUCCESS == rc) rc = MPI_File_close(&fh);
+    MPI_Comm_free(&node);
+    int bad = MPI_SUCCESS != rc;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (0 == rank && bad) {
+        printf("FAIL t_groups: a group's open, writes or close failed\n");
+    }
+    if (0 == rank && !bad) {
+        unsigned char *got = calloc(1, (size_t) SLOTS * PIECE);
+        int fd = open(path, O_RDONLY);
+        ssize_t n = fd >= 0 ? pread(fd, got, (size_t) SLOTS * PIECE, 0) : -1;
+        if (fd >= 0) close(fd);
+        if (n != (ssize_t) SLOTS * PIECE) {
+            printf("FAIL t_groups: the file holds %zd bytes, want %d\n", n, SLOTS * PIECE);
+            bad = 1;
+        }
+        for (long off = 0; !bad && off < (long) SLOTS * PIECE; ++off) {
+            int g = (int) (off / PIECE % ngroups);
+            if (got[off] != pat(g, off)) {
+                printf("FAIL t_groups: byte %ld is %d, want %d (group %d's of %d)\n", off,
+                       got[off], pat(g, off), g, ngroups);
+                bad = 1;
+            }
+        }
+        free(got);
+        if (!bad) printf("t_groups: ok, %d groups, %d bytes\n", ngroups, SLOTS * PIECE);
+        unlink(path);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return bad;
+}
+
 static int wait_for(const char *path, int seconds)
 {
     struct timespec ms = { 0, 1000000 };
@@ -78,8 +164,21 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const char *dir = getenv("SFIO_TEST_DIR") ? getenv("SFIO_TEST_DIR") : "/tmp";
+    int by_node = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+        else if (!strcmp(argv[i], "--node-groups")) by_node = 1;
+    }
+    if (by_node) {
+        char p[4096];
+        int pid = (int) getpid();
+        MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        snprintf(p, sizeof(p), "%s/t_groups.nodes.%d.dat", dir, pid);
+        if (0 == rank) unlink(p);
+        MPI_Barrier(MPI_COMM_WORLD);
+        int bad = node_groups(p, rank);
+        MPI_Finalize();
+        return bad;
     }
     if (2 != np) {
         if (0 == rank) printf("FAIL t_groups: needs 2 ranks\n");

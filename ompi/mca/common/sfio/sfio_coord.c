@@ -39,6 +39,15 @@ bool mca_common_sfio_coord_spans_nodes(struct ompi_communicator_t *comm)
     return false;
 }
 
+bool mca_common_sfio_job_spans_nodes(void)
+{
+    static int spans = -1;   /* set once, by the first open that asks */
+    if (spans < 0) {
+        spans = mca_common_sfio_coord_spans_nodes(&ompi_mpi_comm_world.comm) ? 1 : 0;
+    }
+    return 1 == spans;
+}
+
 mca_common_sfio_coord_backend_t mca_common_sfio_coord_pick(struct ompi_communicator_t *comm,
                                                            mca_common_sfio_coord_backend_t want)
 {

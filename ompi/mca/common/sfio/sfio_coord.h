@@ -127,6 +127,10 @@ mca_common_sfio_coord_backend_t mca_common_sfio_coord_pick(struct ompi_communica
 /* True when comm's ranks run on more than one node (same everywhere). */
 bool mca_common_sfio_coord_spans_nodes(struct ompi_communicator_t *comm);
 
+/* True when this job's processes (MPI_COMM_WORLD) run on more than one
+ * node; computed once per process. */
+bool mca_common_sfio_job_spans_nodes(void);
+
 /* Collective over comm: creates the service with nslots counters, all 0.
  * local_err: 0, or a negative errno this rank already has (e.g. its
  * allocation failed): the collective still completes and fails everywhere.

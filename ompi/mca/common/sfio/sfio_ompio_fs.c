@@ -133,6 +133,19 @@ static void note_store(void *ctx, const mca_common_sfio_store_info_t *info)
  * name its inode.  Returns MPI_SUCCESS or the error that fails the open
  * (a store that is the user's and applies to the file but cannot be
  * applied: the next open tries again). */
+/* Whether other opens of this file in this job (each a group with its own
+ * store: MPI_COMM_SELF handles, say) may keep stores this group cannot
+ * find, so its folds must not write windows with holes whole.  Only where
+ * the job spans nodes: a node-local store_dir puts a one-node group's
+ * store where other nodes cannot look, and on network storage another
+ * node's listing of the file's directory may be stale. */
+static bool fold_groups_hidden(const mca_common_sfio_fs_options_t *options, int fd)
+{
+    return mca_common_sfio_job_spans_nodes() &&
+           ((NULL != options->store_dir && '\0' != options->store_dir[0]) ||
+            mca_common_sfio_storage_is_network(mca_common_sfio_posix_storage, fd));
+}
+
 static int recover_stores(const char *filename, int fd, const char *store_dir, bool created)
 {
     mca_common_sfio_store_tally_t tally;
@@ -323,7 +336,9 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     if (NULL != store) {
         mca_common_sfio_vstore_begin(store);
         mca_common_sfio_vstore_set_journal_private(store, options->journal_private);
-        mca_common_sfio_vstore_set_fold_policy(store, &options->fold);
+        mca_common_sfio_fold_policy_t fold = options->fold;
+        fold.hidden_groups = fold_groups_hidden(options, fh->fd);
+        mca_common_sfio_vstore_set_fold_policy(store, &fold);
         opal_output_verbose(10, mca_common_sfio_output, "sfio: versioned store %s",
                             mca_common_sfio_vstore_dir(store));
         if (spans) {
@@ -363,7 +378,7 @@ static void report_stats(ompio_file_t *fh, const mca_common_sfio_vstore_stats_t 
                         " B (deferred private %" PRIu64 " B) in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
                         " B (%" PRIu64 " B from memory) in %" PRIu64 " folds (%" PRIu64 " by owner, %" PRIu64
                         " with records gathered), waits %" PRIu64
-                        ", skipped dead versions %" PRIu64 ", fold windows split (another open) %" PRIu64,
+                        ", skipped dead versions %" PRIu64 ", fold windows split (other opens) %" PRIu64,
                         fh->f_rank, fh->f_filename ? fh->f_filename : "", st.bytes_in_place,
                         st.bytes_fresh, st.bytes_versioned, st.bytes_deferred, st.versions, st.bytes_overlaid,
                         st.bytes_folded, st.bytes_fold_cached, st.folds, st.folds_by_owner, st.folds_gathered,

@@ -589,7 +589,9 @@ void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *s,
         s->fold.window = 4096;
     }
     if (s->fold.defer_max < 0) {
-        s->fold.defer_max = (0 == statfs(s->side_dir, &sf) && TMPFS_MAGIC == sf.f_type)
+        /* deferred pieces pay off only in windows written whole */
+        s->fold.defer_max = !s->fold.hidden_groups && 0 == statfs(s->side_dir, &sf) &&
+                                    TMPFS_MAGIC == sf.f_type
                                 ? DEFER_MAX_IN_MEMORY : 0;
     }
 }

@@ -73,6 +73,10 @@ typedef struct mca_common_sfio_fold_policy_t {
     uint64_t max_log;           /* a rank whose log holds more unfolded bytes than this
                                    compacts the store (0: never) */
     uint64_t max_versions;      /* ... or when more versions than this await a fold */
+    bool hidden_groups;         /* other groups of the file (other opens of it, each with
+                                   its own store) may keep their stores where this one
+                                   cannot see them: folds then never write a window with
+                                   holes whole, and defer_max -1 means 0 */
 } mca_common_sfio_fold_policy_t;
 
 /* Collective-operation callbacks, so the store needs no MPI itself. */

@@ -198,8 +198,9 @@ static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
  * open of it (MPI_COMM_SELF handles of one file, say) may write the holes
  * between the read and the write back, and its bytes would be lost.  So
  * this rank holds its window lock while it checks for other groups'
- * stores and writes windows whole; with another group open, it writes the
- * pieces alone. */
+ * stores and writes windows whole; with another group open, or where
+ * other groups may hide (fold.hidden_groups), it writes the pieces
+ * alone. */
 static int fold_domain(mca_common_sfio_vstore_t *s)
 {
     const uint64_t win = s->fold.window;
@@ -228,15 +229,16 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
     mca_common_sfio_sieve_window_t w;
     size_t pos = 0;
     fold_reads_t rd = { 0 };
-    bool decided = false, whole = false;
+    bool decided = false, locked = false, whole = false;
     mca_common_sfio_ioseg_t *pieces = NULL;
     size_t pieces_cap = 0;
     while (0 == rc && mca_common_sfio_sieve_next(fp.segs, fp.n, &pos, &policy, &w)) {
         if (w.sieve && !decided) {
             /* lock first: a group this scan misses waits for the lock */
             decided = true;
-            whole = 0 == coord_lock_range(s->coord_fd, F_WRLCK, true, COORD_WINDOW_BYTE(s->rank), 1) &&
-                    !sfio_vstore_others_open(s);
+            locked = !s->fold.hidden_groups &&
+                     0 == coord_lock_range(s->coord_fd, F_WRLCK, true, COORD_WINDOW_BYTE(s->rank), 1);
+            whole = locked && !sfio_vstore_others_open(s);
             /* the size only now: a group that opened, wrote past the
              * end and closed before the check has grown the file, and
              * its bytes there must be read, not zeroed */
@@ -290,7 +292,7 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
             rc = put == (ssize_t) w.length ? 0 : put < 0 ? (int) put : -EIO;
         }
     }
-    if (decided) {
+    if (locked) {
         (void) coord_lock_range(s->coord_fd, F_UNLCK, false, COORD_WINDOW_BYTE(s->rank), 1);
     }
     free(pieces);
