@@ -169,22 +169,6 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
         else if (!strcmp(argv[i], "--node-groups")) by_node = 1;
     }
-    if (by_node) {
-        char p[4096];
-        int pid = (int) getpid();
-        MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        snprintf(p, sizeof(p), "%s/t_groups.nodes.%d.dat", dir, pid);
-        if (0 == rank) unlink(p);
-        MPI_Barrier(MPI_COMM_WORLD);
-        int bad = node_groups(p, rank);
-        MPI_Finalize();
-        return bad;
-    }
-    if (2 != np) {
-        if (0 == rank) printf("FAIL t_groups: needs 2 ranks\n");
-        MPI_Finalize();
-        return 1;
-    }
     char path[4096], mark[4200], go[4200];
     int pid = (int) getpid();
     MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -195,6 +179,16 @@ int main(int argc, char **argv)
         unlink(path);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (by_node) {
+        int bad = node_groups(path, rank);
+        MPI_Finalize();
+        return bad;
+    }
+    if (2 != np) {
+        if (0 == rank) printf("FAIL t_groups: needs 2 ranks\n");
+        MPI_Finalize();
+        return 1;
+    }
 
     int bad = 0;
     MPI_File fh;
