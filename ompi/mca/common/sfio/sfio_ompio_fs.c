@@ -128,11 +128,6 @@ static void note_store(void *ctx, const mca_common_sfio_store_info_t *info)
     }
 }
 
-/* At every open, on the root: applies the stores a crashed job left for
- * this file, or, for a file this open created, discards stale ones that
- * name its inode.  Returns MPI_SUCCESS or the error that fails the open
- * (a store that is the user's and applies to the file but cannot be
- * applied: the next open tries again). */
 /* Whether other opens of this file in this job (each a group with its own
  * store: MPI_COMM_SELF handles, say) may keep stores this group cannot
  * find, so its folds must not write windows with holes whole.  Only where
@@ -146,6 +141,11 @@ static bool fold_groups_hidden(const mca_common_sfio_fs_options_t *options, int 
             mca_common_sfio_storage_is_network(mca_common_sfio_posix_storage, fd));
 }
 
+/* At every open, on the root: applies the stores a crashed job left for
+ * this file, or, for a file this open created, discards stale ones that
+ * name its inode.  Returns MPI_SUCCESS or the error that fails the open
+ * (a store that is the user's and applies to the file but cannot be
+ * applied: the next open tries again). */
 static int recover_stores(const char *filename, int fd, const char *store_dir, bool created)
 {
     mca_common_sfio_store_tally_t tally;
