@@ -514,6 +514,68 @@ START_TEST(random_service_stores)
 }
 END_TEST
 
+/* A directory of plain files has no store to read entries for: where the
+ * file system counts a directory's links (2 plus its subdirectories) the
+ * search costs no readdir; a subdirectory other than the caller's own
+ * store brings the readdir back. */
+START_TEST(opendir_stores_by_links)
+{
+    char path[192];
+    for (int i = 0; i < 64; ++i) {
+        snprintf(path, sizeof(path), "%s/plain.%d", scratch, i);
+        int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        REQUIRE(fd >= 0);
+        close(fd);
+    }
+    struct stat st;
+    REQUIRE(0 == stat(scratch, &st));
+    bool counted = 2 == st.st_nlink;   /* btrfs: 1, always read */
+    char sub[160], other[160];
+    snprintf(sub, sizeof(sub), "%s/sub", scratch);
+    snprintf(other, sizeof(other), "%s/other", scratch);
+
+    errno = EBADF;
+    DIR *d = sfio_opendir_stores(scratch, NULL);
+    REQUIRE(counted ? (NULL == d && 0 == errno) : NULL != d);
+    if (d) closedir(d);
+
+    REQUIRE(0 == mkdir(sub, 0700));
+    REQUIRE(NULL != (d = sfio_opendir_stores(scratch, NULL)));
+    closedir(d);
+    errno = EBADF;
+    d = sfio_opendir_stores(scratch, sub);   /* only the caller's own */
+    REQUIRE(counted ? (NULL == d && 0 == errno) : NULL != d);
+    if (d) closedir(d);
+
+    REQUIRE(0 == mkdir(other, 0700));
+    REQUIRE(NULL != (d = sfio_opendir_stores(scratch, sub)));
+    closedir(d);
+    /* "own" that is not there counts for nothing */
+    REQUIRE(0 == rmdir(sub));
+    REQUIRE(NULL != (d = sfio_opendir_stores(scratch, sub)));
+    closedir(d);
+
+    errno = 0;
+    snprintf(path, sizeof(path), "%s/none", scratch);
+    REQUIRE(NULL == sfio_opendir_stores(path, NULL) && ENOENT == errno);
+}
+END_TEST
+
+/* A store among many plain files (and so among many entries) is found. */
+START_TEST(store_in_crowded_directory)
+{
+    char path[192];
+    for (int i = 0; i < 500; ++i) {
+        snprintf(path, sizeof(path), "%s/plain.%d", scratch, i);
+        int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        REQUIRE(fd >= 0);
+        close(fd);
+    }
+    scenario_t sc = fixed_store();
+    recover_and_check(&sc, SFIO_SHARED_BY_MAPPED, 5, 5);
+}
+END_TEST
+
 static Suite *recover_suite(void)
 {
     Suite *s = suite_create("recover");
@@ -523,6 +585,8 @@ static Suite *recover_suite(void)
     tcase_add_test(tc, mapped_store);
     tcase_add_test(tc, unknown_shared_by);
     tcase_add_test(tc, random_service_stores);
+    tcase_add_test(tc, opendir_stores_by_links);
+    tcase_add_test(tc, store_in_crowded_directory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -17,6 +17,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <dirent.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -113,6 +114,15 @@ void sfio_places_free(char *places[2]);
 
 /* "<place>/.sfio-store.<ino>." */
 char *sfio_store_prefix(uint64_t ino);
+
+/* opendir(place) for a search of its stores, or NULL with errno 0 when
+ * the directory holds no subdirectory but (when own is not NULL) own, a
+ * subdirectory of it known to exist: every store is a directory.  Where
+ * the file system keeps a directory's link count (2 plus its
+ * subdirectories), a crowded directory of plain files costs one fstat
+ * instead of a read of every entry; elsewhere (btrfs: always 1) it reads
+ * the entries.  NULL with errno set on failure. */
+DIR *sfio_opendir_stores(const char *place, const char *own);
 
 /* A fresh, unguessable store name for inode ino. */
 int sfio_store_name(uint64_t ino, char *buf, size_t len);

@@ -44,9 +44,9 @@
  * directory cannot be read. */
 static int foreach_other_store(const mca_common_sfio_vstore_t *s, int (*fn)(int fd, const char *sc))
 {
-    DIR *d = opendir(s->side_dir);
+    DIR *d = sfio_opendir_stores(s->side_dir, s->dir);
     if (!d) {
-        return -errno;
+        return -errno;   /* 0: no other subdirectory, so no other store */
     }
     size_t plen = strlen(s->side_prefix);
     struct dirent *e;

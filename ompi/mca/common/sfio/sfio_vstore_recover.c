@@ -498,7 +498,7 @@ static int remove_store(const char *dir, int nranks)
 static int list_stores(const char *place, uint64_t ino, char ***names_p, size_t *n_p)
 {
     char *prefix = sfio_store_prefix(ino);
-    DIR *d = prefix ? opendir(place) : NULL;
+    DIR *d = prefix ? sfio_opendir_stores(place, NULL) : NULL;
     char **names = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
@@ -507,7 +507,7 @@ static int list_stores(const char *place, uint64_t ino, char ***names_p, size_t 
     }
     if (!d) {
         free(prefix);
-        return ENOENT == errno ? 0 : -errno;
+        return (0 == errno || ENOENT == errno) ? 0 : -errno;
     }
     size_t plen = strlen(prefix);
     struct dirent *e;
