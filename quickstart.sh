@@ -17,7 +17,7 @@ prefix=${SFIO_PREFIX:-$HOME/.openmpi}
 # installs the same list into its root).
 packages="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
           check libhwloc-dev libpmix-dev libfabric-dev valgrind python3 python3-matplotlib
-          libhdf5-openmpi-dev"
+          libhdf5-openmpi-dev libfuse3-dev fuse3"
 
 say() { printf '== %s\n' "$*"; }
 

@@ -275,6 +275,36 @@ START_TEST(a_store_is_made_only_where_versions_may_serve)
 }
 END_TEST
 
+/* Flush and revalidate where clients cache and the lock does not make
+ * them coherent: NFS under the service, FUSE under either; never on local
+ * or coherent file systems (ext4, tmpfs, Lustre, GPFS), never for NFS's
+ * own fcntl locks. */
+START_TEST(locks_are_made_coherent_where_clients_cache)
+{
+    static const struct {
+        long f_type;
+        bool service, fcntl;   /* coherence steps added with that locker */
+    } cases[] = {
+        { 0x6969, true, false },           /* NFS */
+        { 0x65735546, true, true },        /* FUSE */
+        { 0xef53, false, false },          /* ext2/3/4 */
+        { 0x01021994, false, false },      /* tmpfs */
+        { 0x0bd00bd0, false, false },      /* Lustre */
+        { 0x47504653, false, false },      /* GPFS */
+        { 0xffffffff00006969L, true, false },   /* sign-extended magic */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        for (int by_service = 0; by_service < 2; ++by_service) {
+            bool want = by_service ? cases[i].service : cases[i].fcntl;
+            mca_common_sfio_lock_coherence_t c =
+                mca_common_sfio_route_lock_coherence(cases[i].f_type, by_service);
+            ck_assert_int_eq(c.flush_before_release, want);
+            ck_assert_int_eq(c.revalidate_after_grant, want);
+        }
+    }
+}
+END_TEST
+
 static Suite *route_suite(void)
 {
     Suite *s = suite_create("route");
@@ -288,6 +318,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, the_mode_table_is_complete);
     tcase_add_test(tc, the_lock_service_is_wanted_only_where_it_serves);
     tcase_add_test(tc, a_store_is_made_only_where_versions_may_serve);
+    tcase_add_test(tc, locks_are_made_coherent_where_clients_cache);
     suite_add_tcase(s, tc);
     return s;
 }

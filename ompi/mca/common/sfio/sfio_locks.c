@@ -191,6 +191,7 @@ static int cache_private(int fd, mca_common_sfio_pcache_t *pc, const mca_common_
 }
 
 int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
+                                 mca_common_sfio_lock_coherence_t coherence,
                                  mca_common_sfio_lockmode_t mode,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_objects_t *objects,
@@ -238,12 +239,20 @@ int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
              * is not */
             if (mca_common_sfio_lock_write_sieve.enabled && NULL == locker &&
                 mca_common_sfio_lockplan_locks_holes(mode)) {
-                rc = mca_common_sfio_posix_write_segs_sieved(
-                    fd, locked, nlocked, &mca_common_sfio_lock_write_sieve, &write_scratch, &n);
+                if (coherence.revalidate_after_grant) {
+                    rc = mca_common_sfio_posix_revalidate(fd);   /* the holes are read */
+                }
+                if (0 == rc) {
+                    rc = mca_common_sfio_posix_write_segs_sieved(
+                        fd, locked, nlocked, &mca_common_sfio_lock_write_sieve, &write_scratch, &n);
+                }
             } else {
                 rc = mca_common_sfio_posix_write_segs(fd, locked, nlocked, &n);
             }
             done += n;
+            if (0 == rc && coherence.flush_before_release) {
+                rc = mca_common_sfio_posix_flush_segs(fd, locked, nlocked);
+            }
             int urc = used.release(used.ctx, &locks);
             rc = 0 != rc ? rc : urc;
         }
@@ -257,6 +266,7 @@ int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
 }
 
 int mca_common_sfio_locked_read(int fd, const mca_common_sfio_locker_t *locker,
+                                mca_common_sfio_lock_coherence_t coherence,
                                 mca_common_sfio_lockmode_t mode,
                                 const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                 const mca_common_sfio_objects_t *objects,
@@ -273,7 +283,12 @@ int mca_common_sfio_locked_read(int fd, const mca_common_sfio_locker_t *locker,
     rc = lock(locker, &fd, mode, segs, nsegs, MCA_COMMON_SFIO_LOCK_LIST == mode ? objects : NULL,
               false, &used, &locks);
     if (0 == rc) {
-        rc = mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, scratch, read_p);
+        if (coherence.revalidate_after_grant) {
+            rc = mca_common_sfio_posix_revalidate(fd);
+        }
+        if (0 == rc) {
+            rc = mca_common_sfio_posix_read_segs(fd, segs, nsegs, policy, scratch, read_p);
+        }
         int urc = used.release(used.ctx, &locks);
         rc = 0 != rc ? rc : urc;
     }

@@ -26,6 +26,7 @@
 #include "sfio_pcache.h"
 #include "sfio_posixio.h"
 #include "sfio_rangelist.h"
+#include "sfio_route.h"
 
 /* Counters of lock traffic, per process. */
 typedef struct mca_common_sfio_lock_stats_t {
@@ -92,7 +93,12 @@ SFIO_EXPORT extern mca_common_sfio_sieve_policy_t mca_common_sfio_lock_write_sie
  * cache back.  The bytes a cached write ends with are written through
  * when they extend the file, so the file's size is what the write made
  * it. */
+/* coherence (mca_common_sfio_route_lock_coherence): the written bytes
+ * are flushed to the file system before the locks go, and what this
+ * client cached of the file is revalidated once they are granted (before
+ * a read, or a sieved write's read of the holes). */
 int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
+                                 mca_common_sfio_lock_coherence_t coherence,
                                  mca_common_sfio_lockmode_t mode,
                                  const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                  const mca_common_sfio_objects_t *objects,
@@ -101,6 +107,7 @@ int mca_common_sfio_locked_write(int fd, const mca_common_sfio_locker_t *locker,
 /* An atomic read under shared locks of the bytes it reads; then the
  * cached private bytes of pcache (may be NULL) over what the file had. */
 int mca_common_sfio_locked_read(int fd, const mca_common_sfio_locker_t *locker,
+                                mca_common_sfio_lock_coherence_t coherence,
                                 mca_common_sfio_lockmode_t mode,
                                 const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                 const mca_common_sfio_objects_t *objects,

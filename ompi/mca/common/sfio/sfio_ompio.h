@@ -64,6 +64,9 @@ typedef struct mca_common_sfio_file_t {
      * locker (NULL: fcntl locks). */
     struct mca_common_sfio_locksvc_t *locksvc;
     mca_common_sfio_locker_t locker;
+    /* The file system's magic (statfs of the file, at its first routed
+     * access; 0: not known yet): what its locks need to be coherent. */
+    long fs_type;
     /* The first error (MPI code) of a blocking fbtl write since the last
      * sync.  Stock io/ompio drops a negative fbtl result of an independent
      * call (common_ompio_file_write counts only what was written), so

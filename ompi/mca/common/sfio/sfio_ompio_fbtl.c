@@ -128,6 +128,19 @@ static mca_common_sfio_route_t decide(ompio_file_t *fh, mca_common_sfio_file_t *
     return r;
 }
 
+/* The magic of fh's file system, asked once per file. */
+static long fs_type_of(const ompio_file_t *fh, mca_common_sfio_file_t *f)
+{
+    long t = NULL != f ? f->fs_type : 0;
+    if (0 == t) {
+        t = mca_common_sfio_fs_type_of(fh->fd);
+        if (NULL != f) {
+            f->fs_type = t;
+        }
+    }
+    return t;
+}
+
 /* Chooses how fh's current access reaches the file; the decision is kept
  * in the file's state until atomicity, the views, the mode or the store's
  * attachment change.  In atomic mode without a usable route returns
@@ -149,11 +162,13 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
         if (MCA_COMMON_SFIO_ROUTE_NONE == r.kind) {
             return -ENOTSUP;
         }
+        bool by_service = NULL != f && NULL != f->locksvc;
         *path_p = (mca_common_sfio_path_t) {
             .ops = ops_of_kind[r.kind],
             .store = r.with_store ? f->store : NULL,
             .lockmode = r.lockmode,
-            .locker = NULL != f && NULL != f->locksvc ? &f->locker : NULL,
+            .locker = by_service ? &f->locker : NULL,
+            .coherence = mca_common_sfio_route_lock_coherence(fs_type_of(fh, f), by_service),
             .objects = r.with_objects ? mca_common_sfio_file_objects(f) : NULL,
             .pcache = r.with_pcache ? pc : NULL,
         };

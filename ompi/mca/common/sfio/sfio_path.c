@@ -30,8 +30,8 @@ static int store_read(int fd, const mca_common_sfio_path_t *p,
 static int locked_write(int fd, const mca_common_sfio_path_t *p,
                         const mca_common_sfio_ioseg_t *segs, size_t nsegs, uint64_t *written_p)
 {
-    return mca_common_sfio_locked_write(fd, p->locker, p->lockmode, segs, nsegs, p->objects, p->pcache,
-                                        written_p);
+    return mca_common_sfio_locked_write(fd, p->locker, p->coherence, p->lockmode, segs, nsegs,
+                                        p->objects, p->pcache, written_p);
 }
 
 static int locked_read(int fd, const mca_common_sfio_path_t *p,
@@ -39,8 +39,8 @@ static int locked_read(int fd, const mca_common_sfio_path_t *p,
                        const mca_common_sfio_sieve_policy_t *policy,
                        mca_common_sfio_scratch_t *scratch, uint64_t *read_p)
 {
-    return mca_common_sfio_locked_read(fd, p->locker, p->lockmode, segs, nsegs, p->objects, p->pcache,
-                                       policy, scratch, read_p);
+    return mca_common_sfio_locked_read(fd, p->locker, p->coherence, p->lockmode, segs, nsegs,
+                                       p->objects, p->pcache, policy, scratch, read_p);
 }
 
 static int posix_write(int fd, const mca_common_sfio_path_t *p,

@@ -39,6 +39,7 @@ struct mca_common_sfio_path_t {
     mca_common_sfio_vstore_t *store;            /* versioned paths */
     mca_common_sfio_lockmode_t lockmode;        /* locked path */
     const mca_common_sfio_locker_t *locker;     /* locked path: who locks (NULL: fcntl) */
+    mca_common_sfio_lock_coherence_t coherence; /* locked path: what its locks add */
     const mca_common_sfio_objects_t *objects;   /* private bytes, or NULL (all shared) */
     mca_common_sfio_pcache_t *pcache;           /* locked path: private bytes' cache, or NULL */
 };

@@ -3,11 +3,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -258,6 +260,42 @@ bool mca_common_sfio_storage_is_network(int storage, int fd)
     }
     struct statfs sfs;
     return fd < 0 || 0 != fstatfs(fd, &sfs) || mca_common_sfio_fs_is_network((long) sfs.f_type);
+}
+
+long mca_common_sfio_fs_type_of(int fd)
+{
+    struct statfs sfs;
+    return 0 == fstatfs(fd, &sfs) ? (long) sfs.f_type : 0;
+}
+
+int mca_common_sfio_posix_revalidate(int fd)
+{
+    struct statx sx;
+    if (0 == statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_SIZE | STATX_MTIME, &sx)) {
+        return 0;
+    }
+    return -errno;
+}
+
+int mca_common_sfio_posix_flush_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < nsegs; ++i) {
+        if (segs[i].length > 0) {
+            lo = segs[i].offset < lo ? segs[i].offset : lo;
+            hi = segs[i].offset + segs[i].length > hi ? segs[i].offset + segs[i].length : hi;
+        }
+    }
+    if (hi <= lo) {
+        return 0;
+    }
+    /* one span: pages between the pieces that are dirty go too, harmlessly */
+    if (0 == sync_file_range(fd, (off64_t) lo, (off64_t) (hi - lo),
+                             SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                 SYNC_FILE_RANGE_WAIT_AFTER)) {
+        return 0;
+    }
+    return ENOSYS == errno || EINVAL == errno ? (0 == fdatasync(fd) ? 0 : -errno) : -errno;
 }
 
 static unsigned depth_for(int fd)

@@ -48,6 +48,17 @@ SFIO_EXPORT extern int mca_common_sfio_posix_storage;
  * local or network, else statfs (a file statfs cannot inspect counts as
  * network: the choices made for it are the safe ones there). */
 bool mca_common_sfio_storage_is_network(int storage, int fd);
+
+/* The magic of the file system holding fd (statfs), 0 when unknown. */
+long mca_common_sfio_fs_type_of(int fd);
+
+/* The coherence steps of a lock on a file system whose clients cache
+ * (sfio_route's lock_coherence).  revalidate: this client's cached
+ * attributes are fetched again from the server, and its cached pages
+ * dropped if the file changed.  flush_segs: the dirty pages of segs reach
+ * the server (not necessarily its disks).  0 or a negative errno. */
+int mca_common_sfio_posix_revalidate(int fd);
+int mca_common_sfio_posix_flush_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs);
 /* Calls with fewer segments than this stay on the calling thread. */
 SFIO_EXPORT extern size_t mca_common_sfio_posix_depth_min_segs;
 

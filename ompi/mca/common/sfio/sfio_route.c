@@ -151,3 +151,16 @@ bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool read
         return false;
     }
 }
+
+#define SFIO_NFS_MAGIC 0x6969UL
+#define SFIO_FUSE_MAGIC 0x65735546UL
+
+mca_common_sfio_lock_coherence_t mca_common_sfio_route_lock_coherence(long f_type, bool by_service)
+{
+    unsigned long magic = (unsigned long) f_type & 0xffffffffUL;
+    bool caching = SFIO_NFS_MAGIC == magic || SFIO_FUSE_MAGIC == magic;
+    bool kernel_does_it = SFIO_NFS_MAGIC == magic && !by_service;
+    bool add = caching && !kernel_does_it;
+    return (mca_common_sfio_lock_coherence_t) { .flush_before_release = add,
+                                                .revalidate_after_grant = add };
+}

@@ -141,4 +141,20 @@ extern const int mca_common_sfio_lock_backend_count;
 bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool read_only,
                                          bool have_store, bool spans_nodes);
 
+/* What a lock of the locked path adds so that the bytes under it are the
+ * same for every client of the file system: where clients cache the
+ * file's pages (NFS, FUSE), the holder's writes must reach the server
+ * before it releases, and a reader must revalidate what it cached after
+ * it is granted.  The NFS client does both itself for fcntl locks (it
+ * flushes at unlock and revalidates at lock); a grant of the lock service
+ * is a message, and FUSE does neither for fcntl locks. */
+typedef struct mca_common_sfio_lock_coherence_t {
+    bool flush_before_release;
+    bool revalidate_after_grant;
+} mca_common_sfio_lock_coherence_t;
+
+/* f_type: the file system's magic (statfs); by_service: the lock service
+ * takes the locks, else fcntl. */
+mca_common_sfio_lock_coherence_t mca_common_sfio_route_lock_coherence(long f_type, bool by_service);
+
 #endif
