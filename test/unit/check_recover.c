@@ -518,15 +518,22 @@ END_TEST
  * file system counts a directory's links (2 plus its subdirectories) the
  * search costs no readdir; a subdirectory other than the caller's own
  * store brings the readdir back. */
-START_TEST(opendir_stores_by_links)
+/* n empty plain files in the scratch directory */
+static void make_plain_files(int n)
 {
     char path[192];
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < n; ++i) {
         snprintf(path, sizeof(path), "%s/plain.%d", scratch, i);
         int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
         REQUIRE(fd >= 0);
         close(fd);
     }
+}
+
+START_TEST(opendir_stores_by_links)
+{
+    char path[192];
+    make_plain_files(64);
     struct stat st;
     REQUIRE(0 == stat(scratch, &st));
     bool counted = 2 == st.st_nlink;   /* btrfs: 1, always read */
@@ -564,13 +571,7 @@ END_TEST
 /* A store among many plain files (and so among many entries) is found. */
 START_TEST(store_in_crowded_directory)
 {
-    char path[192];
-    for (int i = 0; i < 500; ++i) {
-        snprintf(path, sizeof(path), "%s/plain.%d", scratch, i);
-        int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-        REQUIRE(fd >= 0);
-        close(fd);
-    }
+    make_plain_files(500);
     scenario_t sc = fixed_store();
     recover_and_check(&sc, SFIO_SHARED_BY_MAPPED, 5, 5);
 }
