@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -270,11 +271,21 @@ long mca_common_sfio_fs_type_of(int fd)
 
 int mca_common_sfio_posix_revalidate(int fd)
 {
+#ifdef AT_STATX_FORCE_SYNC
     struct statx sx;
-    if (0 == statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_SIZE | STATX_MTIME, &sx)) {
-        return 0;
+    return 0 == statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_SIZE | STATX_MTIME, &sx)
+               ? 0 : -errno;
+#else
+    /* a C library without statx: an open revalidates (NFS's close-to-open) */
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    int again = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (again < 0) {
+        return -errno;
     }
-    return -errno;
+    close(again);
+    return 0;
+#endif
 }
 
 int mca_common_sfio_posix_flush_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs)
