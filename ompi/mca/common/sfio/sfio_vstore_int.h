@@ -119,7 +119,7 @@ char *sfio_store_prefix(uint64_t ino);
  * the directory holds no subdirectory but (when own is not NULL) own, a
  * subdirectory of it known to exist: every store is a directory.  Where
  * the file system keeps a directory's link count (2 plus its
- * subdirectories), a crowded directory of plain files costs one fstat
+ * subdirectories), a crowded directory of plain files costs one statx
  * instead of a read of every entry; elsewhere (btrfs: always 1) it reads
  * the entries.  NULL with errno set on failure. */
 DIR *sfio_opendir_stores(const char *place, const char *own);

@@ -163,13 +163,21 @@ DIR *sfio_opendir_stores(const char *place, const char *own)
     struct stat st;
     /* own first: a store made after this look only makes the count larger */
     int known = (NULL != own && 0 == lstat(own, &st) && S_ISDIR(st.st_mode)) ? 1 : 0;
-    /* open, then fstat: the open revalidates a network file system's
-     * cached attributes as opendir's does */
     int fd = open(place, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         return NULL;
     }
-    if (0 == fstat(fd, &st) && st.st_nlink >= 2 && st.st_nlink <= (nlink_t) (2 + known)) {
+    /* the count from the server, not from a client's attribute cache
+     * (NFS keeps a directory's attributes for up to a minute) */
+    uint64_t links = 0;
+#ifdef AT_STATX_FORCE_SYNC
+    struct statx sx;
+    if (0 == statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_NLINK, &sx) &&
+        (sx.stx_mask & STATX_NLINK)) {
+        links = sx.stx_nlink;
+    }
+#endif
+    if (links >= 2 && links <= (uint64_t) (2 + known)) {
         close(fd);
         errno = 0;
         return NULL;
