@@ -298,18 +298,6 @@ START_TEST(sieved_write_equals_plain)
 }
 END_TEST
 
-START_TEST(network_fs_types)
-{
-    ck_assert(mca_common_sfio_fs_is_network(0x6969));           /* NFS */
-    ck_assert(mca_common_sfio_fs_is_network(0x0bd00bd0));       /* Lustre */
-    ck_assert(mca_common_sfio_fs_is_network(0x47504653));       /* GPFS */
-    ck_assert(mca_common_sfio_fs_is_network((long) 0xff534d42)); /* CIFS */
-    ck_assert(!mca_common_sfio_fs_is_network(0xef53));          /* ext4 */
-    ck_assert(!mca_common_sfio_fs_is_network(0x01021994));      /* tmpfs */
-    ck_assert(!mca_common_sfio_fs_is_network(0x58465342));      /* xfs */
-}
-END_TEST
-
 static Suite *posixio_suite(void)
 {
     Suite *s = suite_create("posixio");
@@ -319,7 +307,6 @@ static Suite *posixio_suite(void)
     tcase_add_test(tc, pipelined_error);
     tcase_add_loop_test(tc, pieces_and_mixed_windows, 0, 3);
     tcase_add_loop_test(tc, sieved_write_equals_plain, 0, 4);
-    tcase_add_test(tc, network_fs_types);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "sfio_check.h"
+#include "sfio_fsmagic.h"
 #include "sfio_route.h"
 
 #define NMODES 6   /* the five modes and 99, not a mode */
@@ -305,6 +306,34 @@ START_TEST(locks_are_made_coherent_where_clients_cache)
 }
 END_TEST
 
+START_TEST(network_fs_types)
+{
+    ck_assert(mca_common_sfio_fs_is_network(0x6969));           /* NFS */
+    ck_assert(mca_common_sfio_fs_is_network(0x0bd00bd0));       /* Lustre */
+    ck_assert(mca_common_sfio_fs_is_network(0x47504653));       /* GPFS */
+    ck_assert(mca_common_sfio_fs_is_network((long) 0xff534d42)); /* CIFS */
+    ck_assert(!mca_common_sfio_fs_is_network(0xef53));          /* ext4 */
+    ck_assert(!mca_common_sfio_fs_is_network(0x01021994));      /* tmpfs */
+    ck_assert(!mca_common_sfio_fs_is_network(0x58465342));      /* xfs */
+    ck_assert(!mca_common_sfio_fs_is_network(0x65735546));      /* FUSE: statfs cannot tell */
+    /* f_type may come sign-extended */
+    ck_assert(mca_common_sfio_fs_is_network((long) (int) 0xff534d42));
+}
+END_TEST
+
+START_TEST(caching_clients_are_nfs_and_fuse)
+{
+    ck_assert(mca_common_sfio_fs_clients_cache(0x6969));          /* NFS */
+    ck_assert(mca_common_sfio_fs_clients_cache(0x65735546));      /* FUSE */
+    ck_assert(!mca_common_sfio_fs_clients_cache(0x0bd00bd0));     /* Lustre: coherent */
+    ck_assert(!mca_common_sfio_fs_clients_cache(0x47504653));     /* GPFS: coherent */
+    ck_assert(!mca_common_sfio_fs_clients_cache(0xef53));         /* ext4 */
+    ck_assert(!mca_common_sfio_fs_clients_cache(0));              /* unknown */
+    ck_assert(mca_common_sfio_fs_is_nfs(0x6969));
+    ck_assert(!mca_common_sfio_fs_is_nfs(0x65735546));
+}
+END_TEST
+
 static Suite *route_suite(void)
 {
     Suite *s = suite_create("route");
@@ -319,6 +348,8 @@ static Suite *route_suite(void)
     tcase_add_test(tc, the_lock_service_is_wanted_only_where_it_serves);
     tcase_add_test(tc, a_store_is_made_only_where_versions_may_serve);
     tcase_add_test(tc, locks_are_made_coherent_where_clients_cache);
+    tcase_add_test(tc, network_fs_types);
+    tcase_add_test(tc, caching_clients_are_nfs_and_fuse);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -15,6 +15,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "sfio_fsmagic.h"
 #include "sfio_posixio.h"
 
 /* The planner's memory pieces are handed to preadv/pwritev as iovecs. */
@@ -234,24 +235,6 @@ static unsigned pipeline_grow(pipeline_t *p, unsigned n)
  * about what their clients keep in flight (Lustre's max_rpcs_in_flight). */
 #define SFIO_DEPTH_NETWORK 8
 
-bool mca_common_sfio_fs_is_network(long f_type)
-{
-    switch ((unsigned long) f_type & 0xffffffffUL) {
-    case 0x6969UL:        /* NFS */
-    case 0x0bd00bd0UL:    /* Lustre */
-    case 0x47504653UL:    /* GPFS / Spectrum Scale */
-    case 0x19830326UL:    /* BeeGFS */
-    case 0x00c36400UL:    /* CephFS */
-    case 0x20030528UL:    /* PVFS2 / OrangeFS */
-    case 0xff534d42UL:    /* CIFS */
-    case 0xfe534d42UL:    /* SMB2 */
-    case 0x5346414fUL:    /* AFS */
-        return true;
-    default:
-        return false;
-    }
-}
-
 int mca_common_sfio_posix_storage = MCA_COMMON_SFIO_STORAGE_AUTO;
 
 bool mca_common_sfio_storage_is_network(int storage, int fd)
@@ -259,8 +242,8 @@ bool mca_common_sfio_storage_is_network(int storage, int fd)
     if (MCA_COMMON_SFIO_STORAGE_AUTO != storage) {
         return MCA_COMMON_SFIO_STORAGE_NETWORK == storage;
     }
-    struct statfs sfs;
-    return fd < 0 || 0 != fstatfs(fd, &sfs) || mca_common_sfio_fs_is_network((long) sfs.f_type);
+    long f_type = fd < 0 ? 0 : mca_common_sfio_fs_type_of(fd);
+    return 0 == f_type || mca_common_sfio_fs_is_network(f_type);
 }
 
 long mca_common_sfio_fs_type_of(int fd)

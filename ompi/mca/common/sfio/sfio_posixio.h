@@ -28,10 +28,6 @@ void mca_common_sfio_scratch_fini(mca_common_sfio_scratch_t *scratch);
  * mca_common_sfio_posix_storage), else 1;
  * 1: one request at a time.  Set once by the fbtl from its parameters. */
 SFIO_EXPORT extern unsigned mca_common_sfio_posix_depth;
-/* Whether statfs's f_type names a network file system (NFS, Lustre, GPFS,
- * BeeGFS, CephFS, PVFS2/OrangeFS, CIFS/SMB2, AFS). */
-bool mca_common_sfio_fs_is_network(long f_type);
-
 /* What kind of storage a file is on, for the automatic choices that
  * differ (fbtl_versioned_storage, fcoll_adaptive_storage): auto asks
  * statfs, which cannot tell a FUSE mount of remote storage or an

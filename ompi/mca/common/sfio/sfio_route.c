@@ -3,6 +3,7 @@
  */
 #include <stddef.h>
 
+#include "sfio_fsmagic.h"
 #include "sfio_route.h"
 
 const mca_common_sfio_atomic_mode_info_t mca_common_sfio_atomic_modes[] = {
@@ -152,15 +153,11 @@ bool mca_common_sfio_route_wants_locksvc(int backend, int atomic_mode, bool read
     }
 }
 
-#define SFIO_NFS_MAGIC 0x6969UL
-#define SFIO_FUSE_MAGIC 0x65735546UL
-
 mca_common_sfio_lock_coherence_t mca_common_sfio_route_lock_coherence(long f_type, bool by_service)
 {
-    unsigned long magic = (unsigned long) f_type & 0xffffffffUL;
-    bool caching = SFIO_NFS_MAGIC == magic || SFIO_FUSE_MAGIC == magic;
-    bool kernel_does_it = SFIO_NFS_MAGIC == magic && !by_service;
-    bool add = caching && !kernel_does_it;
+    /* NFS's own fcntl locks flush at unlock and revalidate at lock */
+    bool kernel_does_it = mca_common_sfio_fs_is_nfs(f_type) && !by_service;
+    bool add = mca_common_sfio_fs_clients_cache(f_type) && !kernel_does_it;
     return (mca_common_sfio_lock_coherence_t) { .flush_before_release = add,
                                                 .revalidate_after_grant = add };
 }
