@@ -128,18 +128,6 @@ static mca_common_sfio_route_t decide(ompio_file_t *fh, mca_common_sfio_file_t *
     return r;
 }
 
-/* The magic of fh's file system, asked once per file. */
-static long fs_type_of(const ompio_file_t *fh, mca_common_sfio_file_t *f)
-{
-    long t = NULL != f ? f->fs_type : 0;
-    if (0 == t) {
-        t = mca_common_sfio_fs_type_of(fh->fd);
-        if (NULL != f) {
-            f->fs_type = t;
-        }
-    }
-    return t;
-}
 
 /* Chooses how fh's current access reaches the file; the decision is kept
  * in the file's state until atomicity, the views, the mode or the store's
@@ -168,7 +156,7 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
             .store = r.with_store ? f->store : NULL,
             .lockmode = r.lockmode,
             .locker = by_service ? &f->locker : NULL,
-            .coherence = mca_common_sfio_route_lock_coherence(fs_type_of(fh, f), by_service),
+            .coherence = mca_common_sfio_route_lock_coherence(sfio_ompio_fs_type(fh, f), by_service),
             .objects = r.with_objects ? mca_common_sfio_file_objects(f) : NULL,
             .pcache = r.with_pcache ? pc : NULL,
         };

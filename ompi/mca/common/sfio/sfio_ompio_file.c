@@ -58,3 +58,15 @@ mca_common_sfio_file_t *sfio_ompio_file_new(ompio_file_t *fh, bool served_by_fs)
     open_files = f;
     return f;
 }
+
+long sfio_ompio_fs_type(const ompio_file_t *fh, mca_common_sfio_file_t *f)
+{
+    long t = NULL != f ? f->fs_type : 0;
+    if (0 == t) {
+        t = mca_common_sfio_fs_type_of(fh->fd);
+        if (NULL != f) {
+            f->fs_type = t;
+        }
+    }
+    return t;
+}

@@ -4,6 +4,7 @@
  */
 #include "sfio_ompio_int.h"
 #include "sfio_coord.h"
+#include "sfio_fsmagic.h"
 
 /* ------------------------------------------------------------------ */
 /* Collectives for the store, over the file's communicator             */
@@ -600,6 +601,12 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh)
         rc = 0 == frc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-frc);
     } else if (0 != fsync(fh->fd)) {
         rc = mca_common_sfio_errno_to_mpi(errno);
+    }
+    /* MPI's sync-barrier-sync: this sync may be the one after the barrier,
+     * so where clients cache the file, drop what this one cached */
+    if (MPI_SUCCESS == rc && mca_common_sfio_fs_clients_cache(sfio_ompio_fs_type(fh, f))) {
+        int vrc = mca_common_sfio_posix_revalidate(fh->fd);
+        rc = 0 != vrc ? mca_common_sfio_errno_to_mpi(-vrc) : rc;
     }
     /* An earlier independent write's error, which io/ompio dropped (kept
      * when this sync fails itself: the error it returns is its own). */

@@ -282,8 +282,10 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
          * published versions), and can everyone gather the views?  It is
          * also the barrier the fold needs. */
         mca_common_sfio_vstore_stats_t st = { 0 };
+        int crc = 0;   /* under the new views others may read what this rank put in place */
         if (NULL != store) {
             mca_common_sfio_vstore_stats(store, &st);
+            crc = mca_common_sfio_vstore_flush_flat(store);
         }
         int flags[2] = { NULL != store && st.versions > f->versions_at_fold, NULL == myblocks };
         int rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm,
@@ -294,6 +296,10 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
                 rc = mca_common_sfio_errno_to_mpi(-frc);
             }
             f->versions_at_fold = st.versions;
+        }
+        if (OMPI_SUCCESS == rc && NULL != store) {
+            crc = 0 != crc ? crc : mca_common_sfio_vstore_revalidate_flat(store);
+            rc = 0 != crc ? mca_common_sfio_errno_to_mpi(-crc) : rc;
         }
         if (OMPI_SUCCESS == rc && want_objects && !flags[1]) {
             if (OMPI_SUCCESS != compute_objects(fh, objects, max_ranges, myblocks, mine)) {

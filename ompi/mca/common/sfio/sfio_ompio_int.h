@@ -48,6 +48,10 @@ void sfio_ompio_file_free(mca_common_sfio_file_t *f);
  * whose close never reached the suite is dropped first. */
 mca_common_sfio_file_t *sfio_ompio_file_new(ompio_file_t *fh, bool served_by_fs);
 
+/* The magic of fh's file system (f->fs_type), asked once per file; f may
+ * be NULL (asked every time). */
+long sfio_ompio_fs_type(const ompio_file_t *fh, mca_common_sfio_file_t *f);
+
 /* Puts the suite's parameter callback in front of OMPIO's for fh (in
  * atomic mode, one fbtl call per MPI call); untrack restores it. */
 int sfio_ompio_track(ompio_file_t *fh);

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sfio_posixio.h"
 #include "sfio_vstore.h"
 #include "sfio_foldplan.h"
 #include "sfio_vindex.h"
@@ -393,6 +394,11 @@ int sfio_vstore_catch_up_with(mca_common_sfio_vstore_t *s, const sfio_vshared_ma
             return rc;
         }
         sfio_vstore_logcopy_reset(s, s->log_tail);   /* what it copied is in the file now */
+        rc = mca_common_sfio_vstore_revalidate_flat(s);
+        if (0 != rc) {
+            s->seen_compactions = m.compactions - 1;
+            return rc;
+        }
     }
     s->folded_seen = m.folded;
     s->folded_known = true;
@@ -459,6 +465,13 @@ int sfio_vstore_catch_up_with(mca_common_sfio_vstore_t *s, const sfio_vshared_ma
             pos += rec.size;
         }
         cursor[r] += pos;
+    }
+    for (int r = 0; 0 == rc && s->caching_clients && r < s->nranks; ++r) {
+        if (r != s->rank && cursor[r] != s->rec_cursor[r]) {
+            /* its log grew: this client may hold its old last page or size */
+            int fd = sfio_vstore_log_fd_of(s, r);
+            rc = fd < 0 ? fd : mca_common_sfio_posix_revalidate(fd);
+        }
     }
     if (0 == rc) {
         rc = mca_common_sfio_vindex_apply_batch(&s->index, pend, npend);

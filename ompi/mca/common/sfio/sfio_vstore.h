@@ -182,6 +182,16 @@ int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *store, uint64_t *size_
 void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *store,
                                             const mca_common_sfio_fold_policy_t *policy);
 
+/* Where the group's ranks on other nodes reach the file through clients
+ * that cache it (caching_clients in sfio_vstore_int.h), a collective point
+ * after which they may read what this rank wrote in place (a new view)
+ * brackets its collective with these: flush_flat before (this rank's
+ * bytes reach the server), revalidate_flat after (this client drops what
+ * it cached of others' bytes).  Nothing elsewhere.  0 or a negative
+ * errno. */
+int mca_common_sfio_vstore_flush_flat(mca_common_sfio_vstore_t *store);
+int mca_common_sfio_vstore_revalidate_flat(mca_common_sfio_vstore_t *store);
+
 /* Whether this rank has made, tried to make or mapped the group's store:
  * where no rank of the group has, no version exists. */
 bool mca_common_sfio_vstore_touched(mca_common_sfio_vstore_t *store);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sfio_posixio.h"
 #include "sfio_vstore.h"
 #include "sfio_foldplan.h"
 #include "sfio_vindex.h"
@@ -567,6 +568,16 @@ static int catch_up_gathered(mca_common_sfio_vstore_t *s, const sfio_vshared_mar
     return rc;
 }
 
+int mca_common_sfio_vstore_flush_flat(mca_common_sfio_vstore_t *s)
+{
+    return s->caching_clients && 0 != fdatasync(s->flat_fd) ? -errno : 0;
+}
+
+int mca_common_sfio_vstore_revalidate_flat(mca_common_sfio_vstore_t *s)
+{
+    return s->caching_clients ? mca_common_sfio_posix_revalidate(s->flat_fd) : 0;
+}
+
 int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool synced)
 {
     return sfio_vstore_fold_at(s, durable, synced, false);
@@ -642,8 +653,8 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
         }
         s->stats.folds++;
     }
-    if (0 == rc && durable && 0 != fsync(s->flat_fd)) {
-        rc = -errno;
+    if (0 == rc) {
+        rc = durable ? (0 != fsync(s->flat_fd) ? -errno : 0) : mca_common_sfio_vstore_flush_flat(s);
     }
     rc = sfio_vstore_agree(c, rc);
     if (0 == rc) {
@@ -679,6 +690,9 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
         s->max_end = 0;
         s->min_start = UINT64_MAX;
         s->seen = P;
+        if (0 == rc) {
+            rc = mca_common_sfio_vstore_revalidate_flat(s);   /* every write-back was flushed */
+        }
         rc = sfio_vstore_agree(c, rc);   /* nobody reads a stale tail after this */
         sfio_vstore_refresh_fresh_floor(s);   /* after every rank's write-back */
     }
@@ -837,6 +851,7 @@ int sfio_vstore_compact(mca_common_sfio_vstore_t *s)
                                            compact_piece, &k);
         sfio_vstore_flat_end(s);
         if (0 == rc) rc = k.rc;
+        if (0 == rc) rc = mca_common_sfio_vstore_flush_flat(s);   /* before others learn of it */
     }
     free(k.buf);
     uint64_t *rec_end = calloc((size_t) s->nranks, sizeof(uint64_t));

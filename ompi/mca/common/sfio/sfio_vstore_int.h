@@ -246,8 +246,15 @@ struct mca_common_sfio_vstore_t {
     uint64_t folded_seen;        /* folded as of the last catch-up */
     bool folded_known;           /* folded_seen was read from the shared state */
     uint64_t log_head_seen;      /* this rank's log head as of the last catch-up */
-    bool sync_before_publish;    /* NFS across nodes: another node sees appended bytes
-                                    only once they are on the server */
+    /* Across nodes on a file system whose clients cache (NFS, FUSE): what a
+     * rank wrote (log, record, flat file) reaches another node only once
+     * it is on the server, and another node reads it only after it
+     * revalidated what its client cached.  So appends are flushed before
+     * they are published, write-backs before the agreement that ends a
+     * fold or a compaction; readers open a record file anew for its size
+     * (close-to-open), revalidate a log before its new bytes and the flat
+     * file after a fold or another rank's compaction. */
+    bool caching_clients;
     int log_fd, rec_fd;
     int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
     uint64_t log_tail, rec_tail;

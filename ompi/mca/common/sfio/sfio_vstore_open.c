@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "sfio_coord.h"
+#include "sfio_fsmagic.h"
 #include "sfio_vstore.h"
 #include "sfio_foldplan.h"
 #include "sfio_vindex.h"
@@ -331,7 +332,7 @@ static int create_store(mca_common_sfio_vstore_t *s)
         /* Other nodes write their fields with pwrite: on NFS this page
          * must reach the server before any of them opens the file
          * (coherent file systems show it at once). */
-        if (s->sync_before_publish && 0 != msync(c, s->coord_size, MS_SYNC)) {
+        if (s->caching_clients && 0 != msync(c, s->coord_size, MS_SYNC)) {
             rc = -errno;
         }
         /* published under its name only now, locked and complete */
@@ -510,5 +511,5 @@ void mca_common_sfio_vstore_use_service(mca_common_sfio_vstore_t *s,
 {
     s->service = service;
     s->shared = &sfio_vshared_service;
-    s->sync_before_publish = NFS_SUPER_MAGIC == s->ident.fs_type;
+    s->caching_clients = mca_common_sfio_fs_clients_cache((long) s->ident.fs_type);
 }

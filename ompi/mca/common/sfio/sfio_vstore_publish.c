@@ -220,7 +220,7 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     }
     free(ranges);
     rc = append_record(s, size_shared + size_place);
-    if (0 == rc && s->sync_before_publish &&
+    if (0 == rc && s->caching_clients &&
         (0 != fdatasync(s->log_fd) || 0 != fdatasync(s->rec_fd))) {
         rc = -errno;   /* another node might not see it: the write failed */
     }

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sfio_fsmagic.h"
 #include "sfio_vstore.h"
 #include "sfio_vstore_int.h"
 #include "sfio_vindex.h"
@@ -33,7 +34,6 @@
 #include "sfio_recplan.h"
 
 #define APPLY_CHUNK (4u << 20)
-#define NFS_MAGIC 0x6969
 /* A write of the group in flight at the crash may leave an mtime this
  * much after it began. */
 #define IN_FLIGHT_NS ((int64_t) 10 * 1000000000)
@@ -353,7 +353,10 @@ static void examine(const char *dir, const sfio_ident_t *file, int64_t file_mtim
         records_free(&recs);
     }
     const sfio_ident_t *id = &c->ident;
-    bool same_dev = id->dev == file->dev || (NFS_MAGIC == file->fs_type && NFS_MAGIC == id->fs_type);
+    /* each client of a network file system may number its device its own way */
+    bool same_dev = id->dev == file->dev || (id->fs_type == file->fs_type &&
+                                             (mca_common_sfio_fs_is_network((long) id->fs_type) ||
+                                              mca_common_sfio_fs_clients_cache((long) id->fs_type)));
     if (id->uid != geteuid() || id->ino != file->ino || !same_dev ||
         (SFIO_BTIME_UNKNOWN != id->btime_ns && SFIO_BTIME_UNKNOWN != file->btime_ns &&
          id->btime_ns != file->btime_ns)) {

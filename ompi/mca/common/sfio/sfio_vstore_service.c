@@ -173,6 +173,7 @@ static int svc_records_tail(mca_common_sfio_vstore_t *s, int r, int rec_fd, uint
     if (rec_fd < 0) {
         return -EAGAIN;
     }
+    /* fresh: the reader opened the file just now (close-to-open) */
     if (0 != fstat(rec_fd, &st)) {
         return -errno;
     }
