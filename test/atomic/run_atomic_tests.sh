@@ -359,13 +359,17 @@ if [ "$stock" = 0 ] && [ $storeshm = 1 ] && [ -d /dev/shm ]; then
     fi
 fi
 
-# Two clients of one file that cache it, as NFS clients do: two FUSE
-# mounts of one directory (cachefs; the writer's keeps written pages
-# dirty until flushed).  Under the lock service, whose grants are
-# messages, a read must still see what the last holder wrote.  One node;
-# needs libfuse3 (cachefs), /dev/fuse and fusermount3.
-if [ "$stock" = 0 ] && [ -z "${SFIO_MPIRUN:-}" ]; then
-    name="t_coherence np=2 listlock service cachefs"
+# Clients of one file that cache it, as NFS clients do (cachefs, a FUSE
+# file system; needs libfuse3, /dev/fuse and fusermount3): a read must
+# see what another client wrote before it, when MPI says it must.  The
+# writer's client keeps written pages dirty until they are flushed.
+#   one node: two mounts of one directory, a rank on each; under the
+#     lock service (whose grants are messages) and through MPI's
+#     sync-barrier-sync;
+#   across nodes (SFIO_MPIRUN=mpirun-nodes.sh): one mount per node at one
+#     path (node-agent.sh SFIO_NODES_CACHEFS), a rank per node; versioned
+#     mode too (logs, records, folds across clients).
+if [ "$stock" = 0 ]; then
     cfs=
     for f in "${CACHEFS:-}" "$(dirname "${prog[t_coherence]}")/cachefs"; do
         [ -n "$f" ] && [ -x "$f" ] && { cfs=$f; break; }
@@ -376,22 +380,55 @@ if [ "$stock" = 0 ] && [ -z "${SFIO_MPIRUN:-}" ]; then
         ${CC:-cc} -O2 -Wall -o "$workdir/bin/cachefs" "$here/cachefs.c" $(pkg-config --cflags --libs fuse3) &&
             cfs=$workdir/bin/cachefs
     fi
-    if [ -z "$cfs" ]; then
-        skip "$name" "no cachefs (libfuse3-dev)"
-    elif [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
-        skip "$name" "no /dev/fuse or fusermount3 (fuse3)"
+    vfb="--mca fs versioned --mca fbtl versioned"
+    svc="--mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_lock_backend service"
+    cf=$workdir/cachefs
+    if [ -z "${SFIO_MPIRUN:-}" ]; then
+        names=("t_coherence np=2 listlock service cachefs" "t_coherence np=2 sync cachefs")
     else
-        cf=$workdir/cachefs
+        names=("t_coherence np=2 versioned cachefs per node" "t_coherence np=2 listlock service cachefs per node"
+               "t_coherence np=2 sync cachefs per node")
+    fi
+    why=
+    if [ -z "$cfs" ]; then
+        why="no cachefs (libfuse3-dev)"
+    elif [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
+        why="no /dev/fuse or fusermount3 (fuse3)"
+    fi
+    if [ -n "$why" ]; then
+        for name in "${names[@]}"; do skip "$name" "$why"; done
+    elif [ -z "${SFIO_MPIRUN:-}" ]; then
         mkdir -p "$cf/backing" "$cf/writer" "$cf/reader"
         if CACHEFS_WRITEBACK=1 "$cfs" "$cf/backing" "$cf/writer" && "$cfs" "$cf/backing" "$cf/reader"; then
-            run "$name" 120 $mpirun_cmd -np 2 --mca fs versioned --mca fbtl versioned \
-                --mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_lock_backend service \
+            run "${names[0]}" 120 $mpirun_cmd -np 2 $vfb $svc \
                 "${prog[t_coherence]}" "$cf/writer/f" "$cf/reader/f"
+            run "${names[1]}" 120 $mpirun_cmd -np 2 $vfb \
+                "${prog[t_coherence]}" "$cf/writer/g" "$cf/reader/g" sync
         else
-            skip "$name" "cachefs did not mount"
+            for name in "${names[@]}"; do skip "$name" "cachefs did not mount"; done
         fi
         for d in "$cf/writer" "$cf/reader"; do
             mountpoint -q "$d" && { fusermount3 -u "$d" 2>/dev/null || fusermount3 -uz "$d"; }
+        done
+    else
+        mkdir -p "$cf/backing" "$cf/mnt"
+        # rank 0 runs on the first node, whichever prefix its host name has
+        wb="${SFIO_NODES_PREFIX:-sfio-n}1 ${SFIO_NODES_PREFIX:-sfio-net}1"
+        i=0
+        for how in "$vmode" "$svc" ""; do
+            arg=atomic
+            [ -z "$how" ] && arg=sync
+            run "${names[$i]}" 120 env SFIO_NODES_CACHEFS="$cfs:$cf/backing:$cf/mnt" \
+                SFIO_NODES_CACHEFS_WRITEBACK="$wb" $mpirun_cmd -np 2 $vfb $how \
+                "${prog[t_coherence]}" "$cf/mnt/f$i" "$cf/mnt/f$i" $arg
+            # the nodes' clients outlive the launched daemons: stop them
+            # (by /proc: procps may be missing in a minimal root)
+            for pd in /proc/[0-9]*; do
+                case "$(tr '\0' ' ' <"$pd/cmdline" 2>/dev/null)" in
+                "$cfs $cf/backing "*) kill "${pd#/proc/}" 2>/dev/null ;;
+                esac
+            done
+            i=$((i + 1))
         done
     fi
 fi

@@ -1,33 +1,39 @@
 /*
- * t_coherence: atomic accesses of two clients of one file system whose
- * clients cache the file's pages (an NFS client; here two FUSE mounts of
- * one directory, cachefs.c), under the list-lock service: a read under a
- * granted lock must see what the last holder wrote.
+ * t_coherence: accesses of two clients of one file system whose clients
+ * cache the file's pages (NFS clients; here FUSE mounts of one directory,
+ * cachefs.c): a read must see what the other client wrote before it, when
+ * MPI says it must.
  *
- *   mpirun -np 2 t_coherence PATH0 PATH1
- *       --mca fbtl_versioned_atomic_mode listlock
- *       --mca fbtl_versioned_lock_backend service
+ *   mpirun -np 2 t_coherence PATH0 [PATH1] [atomic|sync]
  *
- * Rank r opens the file by PATHr: the same file through two clients.
- * Rank 0's client keeps written pages dirty until they are flushed
- * (cachefs with CACHEFS_WRITEBACK=1); rank 1's client keeps read pages
- * until its cached attributes are revalidated and show a change.  Each
- * round, rank 1 reads the region (its client caches it), rank 0 writes
- * the round's pattern over it, then (after a barrier) rank 1 reads it
- * again and must find the new pattern: rank 0's lock release must have
- * flushed its bytes to the server, and rank 1's grant must have dropped
- * its stale pages.  A lock service whose grants are only messages leaves
- * rank 1 the old pattern.
+ * Rank r opens the file by PATHr (PATH0 for both when PATH1 is missing:
+ * two nodes whose clients mount one directory at one path).  Rank 0's
+ * client may keep written pages dirty until they are flushed (cachefs
+ * with CACHEFS_WRITEBACK=1); rank 1's client keeps read pages until its
+ * cached attributes are revalidated and show a change.  Each round, rank
+ * 1 reads the region (its client caches it), rank 0 writes the round's
+ * pattern over it, then rank 1 reads it again and must find the new
+ * pattern.
+ *
+ * atomic (default): atomic mode, a barrier between the write and the
+ * read.  Under the lock service (listlock) rank 0's release must flush and
+ * rank 1's grant revalidate; in versioned mode rank 1 reads rank 0's log
+ * (whose tail page it may have cached: the region is not a whole number
+ * of pages), and every third round a sync, every third a set_view, folds
+ * the versions into the file, which rank 1 then reads.
+ * sync: non-atomic mode, MPI's sync-barrier-sync between the write and
+ * the read: the reader's sync must drop what its client cached.
  *
  * Prints "FAIL t_coherence: ..." and exits 1 on a stale byte.
  */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REGION (64 * 1024)
-#define ROUNDS 8
+#define REGION (3 * 4096 + 1000)
+#define ROUNDS 12
 
 static int fail(const char *what, int round, long at, int got, int want)
 {
@@ -43,9 +49,11 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (2 != size || argc < 3) {
+    const char *path = argc > 2 && 1 == rank ? argv[2] : argv[1];
+    bool sync_mode = argc > 3 && 0 == strcmp(argv[3], "sync");
+    if (2 != size || argc < 2 || (argc > 3 && !sync_mode && 0 != strcmp(argv[3], "atomic"))) {
         if (0 == rank) {
-            printf("FAIL t_coherence: run with 2 ranks and two paths of one file\n");
+            printf("FAIL t_coherence: run with 2 ranks: PATH0 [PATH1] [atomic|sync]\n");
         }
         MPI_Finalize();
         return 1;
@@ -53,14 +61,19 @@ int main(int argc, char **argv)
     static unsigned char buf[REGION];
     MPI_File fh;
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_ARE_FATAL);
-    MPI_File_open(MPI_COMM_WORLD, argv[1 + rank], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                  &fh);
-    MPI_File_set_atomicity(fh, 1);
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    MPI_File_set_atomicity(fh, !sync_mode);
     if (0 == rank) {
         memset(buf, 1, sizeof(buf));
         MPI_File_write_at(fh, 0, buf, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
     }
+    if (sync_mode) {
+        MPI_File_sync(fh);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (sync_mode) {
+        MPI_File_sync(fh);
+    }
     for (int round = 2; round < 2 + ROUNDS; ++round) {
         if (1 == rank) {
             MPI_File_read_at(fh, 0, buf, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
@@ -75,6 +88,15 @@ int main(int argc, char **argv)
             memset(buf, round, sizeof(buf));
             MPI_File_write_at(fh, 0, buf, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
         }
+        if (sync_mode) {
+            MPI_File_sync(fh);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_File_sync(fh);
+        } else if (0 == round % 3) {
+            MPI_File_sync(fh);
+        } else if (1 == round % 3) {
+            MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        }
         MPI_Barrier(MPI_COMM_WORLD);
         if (1 == rank) {
             MPI_File_read_at(fh, 0, buf, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
@@ -88,7 +110,8 @@ int main(int argc, char **argv)
     }
     MPI_File_close(&fh);
     if (0 == rank) {
-        printf("t_coherence: %d rounds, every read saw the last write\n", ROUNDS);
+        printf("t_coherence: %s, %d rounds, every read saw the last write\n",
+               sync_mode ? "sync" : "atomic", ROUNDS);
     }
     MPI_Finalize();
     return 0;

@@ -21,6 +21,14 @@
 # default, half of the memory; nothing is allocated until written);
 # SFIO_NODES_NETNS=1 (mpirun-nodes.sh --net): run in the network namespace
 # named HOST, the node's own NIC.
+# SFIO_NODES_CACHEFS=BIN:BACKING:MOUNT: the node mounts BACKING at MOUNT
+# with the FUSE file system BIN (test/atomic/cachefs), its own client that
+# caches pages and attributes as an NFS client does, seen only inside the
+# node; with the node's HOST in SFIO_NODES_CACHEFS_WRITEBACK (names
+# separated by spaces) its written pages also stay dirty until flushed.
+# The launched daemon (orted) daemonizes, so the agent cannot unmount
+# after it: whoever sets SFIO_NODES_CACHEFS stops BIN's processes for
+# BACKING after the job, and the node's namespace goes with them.
 set -eu
 
 # ssh options the launchers may pass ahead of the host name; none matters
@@ -53,4 +61,14 @@ exec $netns unshare --uts --mount --propagation "$prop" /bin/sh -c '
     host=$1; opts=$2; shift 2
     hostname "$host" || exit 255
     mount -t tmpfs -o "mode=1777$opts" "sfio-node-shm" /dev/shm || exit 255
+    [ -n "${SFIO_NODES_CACHEFS:-}" ] || exec /bin/sh -c "$*"
+    mnt=${SFIO_NODES_CACHEFS##*:}
+    cfs=${SFIO_NODES_CACHEFS%:*}
+    backing=${cfs#*:}
+    cfs=${cfs%%:*}
+    wb=
+    case " ${SFIO_NODES_CACHEFS_WRITEBACK:-} " in *" $host "*) wb=1 ;; esac
+    unset CACHEFS_WRITEBACK
+    [ -z "$wb" ] || export CACHEFS_WRITEBACK=1
+    "$cfs" "$backing" "$mnt" || exit 255
     exec /bin/sh -c "$*"' node-agent "$host" "$size" "$@"
