@@ -380,9 +380,25 @@ if [ "$stock" = 0 ]; then
         ${CC:-cc} -O2 -Wall -o "$workdir/bin/cachefs" "$here/cachefs.c" $(pkg-config --cflags --libs fuse3) &&
             cfs=$workdir/bin/cachefs
     fi
+    cf=$workdir/cachefs
+    # what the entries mount, undone however the script ends
+    cachefs_cleanup() {
+        for d in "$cf/writer" "$cf/reader"; do
+            mountpoint -q "$d" 2>/dev/null && { fusermount3 -u "$d" 2>/dev/null || fusermount3 -uz "$d"; }
+        done
+        # the nodes' clients outlive the launched daemons (by /proc: procps
+        # may be missing in a minimal root)
+        for pd in /proc/[0-9]*; do
+            case "$(tr '\0' ' ' <"$pd/cmdline" 2>/dev/null)" in
+            "$cfs $cf/backing "*) kill "${pd#/proc/}" 2>/dev/null ;;
+            esac
+        done
+    }
+    trap cachefs_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     vfb="--mca fs versioned --mca fbtl versioned"
     svc="--mca fbtl_versioned_atomic_mode listlock --mca fbtl_versioned_lock_backend service"
-    cf=$workdir/cachefs
     if [ -z "${SFIO_MPIRUN:-}" ]; then
         names=("t_coherence np=2 listlock service cachefs" "t_coherence np=2 sync cachefs")
     else
@@ -407,9 +423,7 @@ if [ "$stock" = 0 ]; then
         else
             for name in "${names[@]}"; do skip "$name" "cachefs did not mount"; done
         fi
-        for d in "$cf/writer" "$cf/reader"; do
-            mountpoint -q "$d" && { fusermount3 -u "$d" 2>/dev/null || fusermount3 -uz "$d"; }
-        done
+        cachefs_cleanup
     else
         mkdir -p "$cf/backing" "$cf/mnt"
         # rank 0 runs on the first node, whichever prefix its host name has
@@ -421,16 +435,11 @@ if [ "$stock" = 0 ]; then
             run "${names[$i]}" 120 env SFIO_NODES_CACHEFS="$cfs:$cf/backing:$cf/mnt" \
                 SFIO_NODES_CACHEFS_WRITEBACK="$wb" $mpirun_cmd -np 2 $vfb $how \
                 "${prog[t_coherence]}" "$cf/mnt/f$i" "$cf/mnt/f$i" $arg
-            # the nodes' clients outlive the launched daemons: stop them
-            # (by /proc: procps may be missing in a minimal root)
-            for pd in /proc/[0-9]*; do
-                case "$(tr '\0' ' ' <"$pd/cmdline" 2>/dev/null)" in
-                "$cfs $cf/backing "*) kill "${pd#/proc/}" 2>/dev/null ;;
-                esac
-            done
+            cachefs_cleanup
             i=$((i + 1))
         done
     fi
+    trap - EXIT INT TERM
 fi
 
 # Groups of one file on different nodes (a group per node, each with its
