@@ -13,7 +13,7 @@
  * cached attributes are revalidated and show a change.  Each round, rank
  * 1 reads the region (its client caches it), rank 0 writes the round's
  * pattern over it, then rank 1 reads it again and must find the new
- * pattern.
+ * pattern, and the file's size, which the write grew by a byte.
  *
  * atomic (default): atomic mode, a barrier between the write and the
  * read.  Under the lock service (listlock) rank 0's release must flush and
@@ -87,6 +87,8 @@ int main(int argc, char **argv)
         if (0 == rank) {
             memset(buf, round, sizeof(buf));
             MPI_File_write_at(fh, 0, buf, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+            /* and one byte that grows the file */
+            MPI_File_write_at(fh, REGION + round, buf, 1, MPI_BYTE, MPI_STATUS_IGNORE);
         }
         if (sync_mode) {
             MPI_File_sync(fh);
@@ -99,6 +101,15 @@ int main(int argc, char **argv)
         }
         MPI_Barrier(MPI_COMM_WORLD);
         if (1 == rank) {
+            /* first the size: nothing this rank did since asked the server */
+            MPI_Offset fsize = 0;
+            MPI_File_get_size(fh, &fsize);
+            if (fsize != REGION + round + 1) {
+                printf("FAIL t_coherence: round %d: the size is %lld, want %lld\n", round,
+                       (long long) fsize, (long long) (REGION + round + 1));
+                fflush(stdout);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
             MPI_File_read_at(fh, 0, buf, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
             for (long i = 0; i < REGION; ++i) {
                 if (buf[i] != round) {

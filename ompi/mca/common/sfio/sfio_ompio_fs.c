@@ -578,6 +578,13 @@ int mca_common_sfio_fs_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
         *size = (OMPI_MPI_OFFSET_TYPE) s64;
         return MPI_SUCCESS;
     }
+    /* another client's writes may have grown it (ROMIO locks on NFS for this) */
+    if (mca_common_sfio_fs_clients_cache(sfio_ompio_fs_type(fh, f))) {
+        int vrc = mca_common_sfio_posix_revalidate(fh->fd);
+        if (0 != vrc) {
+            return mca_common_sfio_errno_to_mpi(-vrc);
+        }
+    }
     if (0 != fstat(fh->fd, &st)) {
         return mca_common_sfio_errno_to_mpi(errno);
     }

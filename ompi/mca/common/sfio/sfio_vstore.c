@@ -578,6 +578,9 @@ int mca_common_sfio_vstore_size(mca_common_sfio_vstore_t *s, uint64_t *size_p)
         rc = 0;
     }
     if (gated) sfio_vstore_gate_leave(s);
+    if (0 == rc) {
+        rc = mca_common_sfio_vstore_revalidate_flat(s);   /* others' bytes in place */
+    }
     if (0 == rc && 0 != fstat(s->flat_fd, &st)) {
         rc = -errno;
     }
