@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-/* NFS: clients on different nodes see one file with different dev. */
+/* NFS, whose client flushes at an fcntl unlock and revalidates at a lock. */
 bool mca_common_sfio_fs_is_nfs(long f_type);
 
 /* A network file system (NFS, Lustre, GPFS, BeeGFS, CephFS,

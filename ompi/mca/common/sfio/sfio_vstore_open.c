@@ -329,9 +329,9 @@ static int create_store(mca_common_sfio_vstore_t *s)
         atomic_store(&c->flat_mtime_ns, m > 0 ? m : 0);
         atomic_thread_fence(memory_order_release);
         c->magic = SFIO_COORD_MAGIC;
-        /* Other nodes write their fields with pwrite: on NFS this page
-         * must reach the server before any of them opens the file
-         * (coherent file systems show it at once). */
+        /* Other nodes write their fields with pwrite: where clients
+         * cache (NFS) this page must reach the server before any of them
+         * opens the file (coherent file systems show it at once). */
         if (s->caching_clients && 0 != msync(c, s->coord_size, MS_SYNC)) {
             rc = -errno;
         }
