@@ -603,15 +603,22 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh)
             return rc;
         }
     }
+    bool revalidated = false;
     if (NULL != f && NULL != f->store) {
+        mca_common_sfio_vstore_stats_t before, after;
+        mca_common_sfio_vstore_stats(f->store, &before);
         int frc = mca_common_sfio_vstore_fold(f->store, true, true);   /* OMPIO barriered */
         rc = 0 == frc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-frc);
+        mca_common_sfio_vstore_stats(f->store, &after);
+        revalidated = after.flat_revalidations != before.flat_revalidations;
     } else if (0 != fsync(fh->fd)) {
         rc = mca_common_sfio_errno_to_mpi(errno);
     }
     /* MPI's sync-barrier-sync: this sync may be the one after the barrier,
-     * so where clients cache the file, drop what this one cached */
-    if (MPI_SUCCESS == rc && mca_common_sfio_fs_clients_cache(sfio_ompio_fs_type(fh, f))) {
+     * so where clients cache the file, drop what this one cached (a fold
+     * that wrote back has done so) */
+    if (MPI_SUCCESS == rc && !revalidated
+        && mca_common_sfio_fs_clients_cache(sfio_ompio_fs_type(fh, f))) {
         int vrc = mca_common_sfio_posix_revalidate(fh->fd);
         rc = 0 != vrc ? mca_common_sfio_errno_to_mpi(-vrc) : rc;
     }

@@ -298,7 +298,12 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
             f->versions_at_fold = st.versions;
         }
         if (OMPI_SUCCESS == rc && NULL != store) {
-            crc = 0 != crc ? crc : mca_common_sfio_vstore_revalidate_flat(store);
+            /* a fold that wrote back has revalidated already */
+            mca_common_sfio_vstore_stats_t after;
+            mca_common_sfio_vstore_stats(store, &after);
+            if (0 == crc && after.flat_revalidations == st.flat_revalidations) {
+                crc = mca_common_sfio_vstore_revalidate_flat(store);
+            }
             rc = 0 != crc ? mca_common_sfio_errno_to_mpi(-crc) : rc;
         }
         if (OMPI_SUCCESS == rc && want_objects && !flags[1]) {

@@ -48,6 +48,8 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t fold_windows_split;   /* fold windows with holes written piece by piece, another
                                       group (collective open) of the file being open */
     uint64_t compactions;       /* compactions this rank ran to keep the store bounded */
+    uint64_t flat_revalidations;   /* times this client dropped its cached view of the flat
+                                      file (only where clients cache) */
 } mca_common_sfio_vstore_stats_t;
 
 /* Who writes back which bytes at a fold. */

@@ -575,7 +575,14 @@ int mca_common_sfio_vstore_flush_flat(mca_common_sfio_vstore_t *s)
 
 int mca_common_sfio_vstore_revalidate_flat(mca_common_sfio_vstore_t *s)
 {
-    return s->caching_clients ? mca_common_sfio_posix_revalidate(s->flat_fd) : 0;
+    if (!s->caching_clients) {
+        return 0;
+    }
+    int rc = mca_common_sfio_posix_revalidate(s->flat_fd);
+    if (0 == rc) {
+        s->stats.flat_revalidations++;
+    }
+    return rc;
 }
 
 int mca_common_sfio_vstore_fold(mca_common_sfio_vstore_t *s, bool durable, bool synced)
