@@ -259,6 +259,22 @@ if "$here/sfio-bench" iorsweep --from "$dir/ior_raw.csv" --no-plot --out "$dir/i
 else
     fail=$((fail + 1)); echo "FAIL: iorsweep report"; sed 's/^/    /' "$dir/out" | tail -12
 fi
+# iorsweep's control stack (ROMIO run again): its own ratio to the best
+# stock stack, in a column and a count of its own
+cat > "$dir/ior_ctl.csv" <<'CSV'
+cell,mode,transfer,block,segments,np,storage,stack,config,op,rep,bytes,seconds,MBps,status,reason
+ior-t4k-b16k-s1,indep,4k,16k,1,4,off,suite,suite,write,0,65536,1,99.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,off,ompio,ompio,write,0,65536,1,50.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,off,romio,romio,write,0,65536,1,100.0,ok,
+ior-t4k-b16k-s1,indep,4k,16k,1,4,off,control,romio,write,0,65536,1,80.0,ok,
+CSV
+if "$here/sfio-bench" iorsweep --from "$dir/ior_ctl.csv" --no-plot --out "$dir/ior-ctl" > "$dir/out" 2>&1 &&
+   grep -Fq '| indep | 4k | 16k | 1 | 99 | 50 | 100 | 0.99 | **0.80** |' "$dir/out" &&
+   grep -q '^0 of 1 cell/op results at >= 0.95x the best stock stack for ROMIO run again' "$dir/out"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL: iorsweep control stack"; sed 's/^/    /' "$dir/out" | tail -12
+fi
 # iorsweep --iterations: IOR runs warm-up plus timed iterations (-i)
 if "$here/sfio-bench" iorsweep --dry-run --ior /bin/true --np 2 --transfers 4k --segments 1 \
         --modes indep --storage-modes off --stacks suite --reps 1 --warmup 1 --iterations 3 \
