@@ -22,6 +22,10 @@
  *   file.sync_visible        after sync-barrier-sync, POSIX reads of the open
  *                            file show every rank's data (flat file)
  *   file.atomicity_flag      set/get_atomicity; disjoint I/O in atomic mode
+ *   file.atomicity_mismatch  ranks ask for different flags: rank 0's flag
+ *                            wins, the others fail; independent writes of
+ *                            both kinds land and close neither hangs nor
+ *                            loses them (rank 0 atomic, then the others)
  *   file.info_hints          cb_buffer_size / cb_nodes hints at open and
  *                            set_view, collective I/O still byte-exact
  */
@@ -588,6 +592,58 @@ static void test_sync_visible(void)
     t_end();
 }
 
+static void test_atomicity_mismatch(void)
+{
+    char path[1200];
+    MPI_File fh;
+    MPI_Status st;
+    long long n = 3000, j;
+    unsigned char *b = malloc((size_t)n), *img = malloc((size_t)(n * t_np));
+    int round, q;
+    if (t_np < 2 || !t_begin("file.atomicity_mismatch")) {
+        free(b), free(img);
+        return;
+    }
+    t_fname(path, sizeof(path), "atomicity-mismatch");
+    for (round = 0; round < 2; round++) {
+        int root_flag = 0 == round, mine = (0 == t_rank) == (0 == round), flag = -1;
+        t_unlink(path);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (j = 0; j < n; j++) {
+            b[j] = t_pat_data(t_rank, j, 71 + round);
+        }
+        if (!t_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                                MPI_INFO_NULL, &fh), "open")) {
+            break;
+        }
+        int rc = MPI_File_set_atomicity(fh, mine);
+        MPI_File_get_atomicity(fh, &flag);
+        if (mine == root_flag && MPI_SUCCESS != rc) {
+            t_failf("round %d: set_atomicity(%d) failed on a rank that agrees with rank 0", round,
+                    mine);
+        }
+        if (flag != root_flag && flag != 0) {
+            t_failf("round %d: atomicity %d, want rank 0's %d or the default", round, flag,
+                    root_flag);
+        }
+        t_ok(MPI_File_write_at(fh, n * t_rank, b, (int)n, MPI_BYTE, &st), "write_at");
+        MPI_Barrier(MPI_COMM_WORLD);
+        t_ok(MPI_File_close(&fh), "close");
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (0 == t_rank) {
+            for (q = 0; q < t_np; q++) {
+                for (j = 0; j < n; j++) {
+                    img[q * n + j] = t_pat_data(q, j, 71 + round);
+                }
+            }
+            t_verify_file(path, img, n * t_np);
+        }
+    }
+    free(b), free(img);
+    t_unlink(path);
+    t_end();
+}
+
 static void test_atomicity_flag(void)
 {
     char path[1200];
@@ -790,6 +846,7 @@ int main(int argc, char **argv)
     test_delete();
     test_sync_visible();
     test_atomicity_flag();
+    test_atomicity_mismatch();
     test_wronly_atomic_strided();
     test_info_hints();
     /* last: where the collective path does not reject it, it can hang */

@@ -49,6 +49,12 @@ typedef struct mca_common_sfio_file_t {
      * wraps for that and for the store's new epoch (NULL: not wrapped). */
     struct ompi_file_t *io_file;
     mca_io_base_module_file_set_atomicity_fn_t set_atomicity_real;
+    /* Whether some rank of the group may have been in atomic mode since
+     * the open, and so may have touched the store; the same on every rank
+     * (see sfio_set_atomicity).  Until then close and sync need no
+     * agreement about the store. */
+    bool atomic_ever;
+    bool atomic_root;                  /* rank 0's atomicity, known to every rank */
     bool warned_no_atomic;
     /* Which bytes of the current views are private (Logan and Dickens'
      * objects), computed at every set_view (invalid: everything is shared). */

@@ -59,6 +59,16 @@ mca_common_sfio_file_t *sfio_ompio_file_new(ompio_file_t *fh, bool served_by_fs)
     return f;
 }
 
+bool sfio_ompio_group_atomic(const ompio_file_t *fh, const mca_common_sfio_file_t *f)
+{
+    return NULL != f && NULL != f->set_atomicity_real ? f->atomic_root : 0 != fh->f_atomicity;
+}
+
+bool sfio_ompio_atomic_ever(const mca_common_sfio_file_t *f)
+{
+    return NULL == f->set_atomicity_real || f->atomic_ever;
+}
+
 long sfio_ompio_fs_type(const ompio_file_t *fh, mca_common_sfio_file_t *f)
 {
     long t = NULL != f ? f->fs_type : 0;

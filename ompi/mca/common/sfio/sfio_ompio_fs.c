@@ -441,7 +441,7 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
         }
         if (NULL != f->store) {
             mca_common_sfio_vstore_stats_t st = { 0 };
-            int rc = mca_common_sfio_vstore_close(f->store, &st);
+            int rc = mca_common_sfio_vstore_close(f->store, !sfio_ompio_atomic_ever(f), &st);
             report_stats(fh, &st);
             f->store = NULL;
             if (0 != rc) {
@@ -604,7 +604,8 @@ int mca_common_sfio_fs_sync(ompio_file_t *fh)
         }
     }
     bool revalidated = false;
-    if (NULL != f && NULL != f->store) {
+    /* a store no rank can have touched holds nothing to fold */
+    if (NULL != f && NULL != f->store && sfio_ompio_atomic_ever(f)) {
         mca_common_sfio_vstore_stats_t before, after;
         mca_common_sfio_vstore_stats(f->store, &before);
         int frc = mca_common_sfio_vstore_fold(f->store, true, true);   /* OMPIO barriered */

@@ -181,7 +181,7 @@ static int atomic_write_all(ompio_file_t *fh, const void *buf, int count,
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;
     }
-    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real) {
+    if (NULL == f || NULL == f->fcoll_real || sfio_ompio_group_atomic(fh, f)) {
         /* One atomic write per rank: versions (or locks) order the group. */
         return agree_collective(fh, mca_common_ompio_file_write(fh, buf, count, datatype, status));
     }
@@ -192,7 +192,7 @@ static int atomic_read_all(ompio_file_t *fh, void *buf, int count,
                            struct ompi_datatype_t *datatype, ompi_status_public_t *status)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real) {
+    if (NULL == f || NULL == f->fcoll_real || sfio_ompio_group_atomic(fh, f)) {
         /* Aggregators would read a rank's data in several snapshots. */
         return agree_collective(fh, mca_common_ompio_file_read(fh, buf, count, datatype, status));
     }
@@ -206,7 +206,7 @@ static int atomic_iwrite_all(ompio_file_t *fh, const void *buf, int count,
     if (fh->f_amode & MPI_MODE_RDONLY) {
         return MPI_ERR_READ_ONLY;
     }
-    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real ||
+    if (NULL == f || NULL == f->fcoll_real || sfio_ompio_group_atomic(fh, f) ||
         NULL == f->fcoll_real->fcoll_file_iwrite_all) {
         return mca_common_ompio_file_iwrite(fh, buf, count, datatype, request);
     }
@@ -217,7 +217,7 @@ static int atomic_iread_all(ompio_file_t *fh, void *buf, int count,
                             struct ompi_datatype_t *datatype, ompi_request_t **request)
 {
     mca_common_sfio_file_t *f = mca_common_sfio_file_of(fh);
-    if (fh->f_atomicity || NULL == f || NULL == f->fcoll_real ||
+    if (NULL == f || NULL == f->fcoll_real || sfio_ompio_group_atomic(fh, f) ||
         NULL == f->fcoll_real->fcoll_file_iread_all) {
         return mca_common_ompio_file_iread(fh, buf, count, datatype, request);
     }
@@ -375,8 +375,17 @@ static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
     if (join) {
         sfio_ompio_fs_store_join(fh, f);
     }
-    bool was_atomic = 0 != fh->f_atomicity;
+    bool was_atomic = f->atomic_root;
     int rc = f->set_atomicity_real(file, flag);
+    /* io/ompio broadcasts rank 0's flag and fails the ranks whose flag
+     * differs (an erroneous program, but the call returns): a rank that
+     * failed saw rank 0 ask for the other flag, and every rank that
+     * succeeded took rank 0's.  So every rank knows rank 0's flag, and
+     * decides alike from it whether to enter a collective below. */
+    f->atomic_root = OMPI_SUCCESS == rc ? 0 != flag : 0 == flag;
+    if (join || f->atomic_root) {
+        f->atomic_ever = true;
+    }
     if (OMPI_SUCCESS == rc && flag && NULL != f->store) {
         mca_common_sfio_vstore_floor_at_size(f->store);
     }
@@ -384,9 +393,10 @@ static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
      * every atomic writer takes; a non-atomic write takes none.  So where
      * writes may sieve, no rank starts writing in the new mode before
      * every rank has finished writing in the old one. */
-    if (OMPI_SUCCESS == rc && was_atomic != (0 != flag) &&
-        mca_common_sfio_lock_write_sieve.enabled) {
-        rc = fh->f_comm->c_coll->coll_barrier(fh->f_comm, fh->f_comm->c_coll->coll_barrier_module);
+    if (was_atomic != f->atomic_root && mca_common_sfio_lock_write_sieve.enabled) {
+        int brc = fh->f_comm->c_coll->coll_barrier(fh->f_comm,
+                                                   fh->f_comm->c_coll->coll_barrier_module);
+        rc = OMPI_SUCCESS != rc ? rc : brc;
     }
     return rc;
 }

@@ -48,6 +48,16 @@ void sfio_ompio_file_free(mca_common_sfio_file_t *f);
  * whose close never reached the suite is dropped first. */
 mca_common_sfio_file_t *sfio_ompio_file_new(ompio_file_t *fh, bool served_by_fs);
 
+/* Whether the group is in atomic mode, as rank 0 set it: the same on
+ * every rank, where a rank's own f_atomicity may differ after a
+ * set_atomicity whose flags differed.  Collectives branch on this. */
+bool sfio_ompio_group_atomic(const ompio_file_t *fh, const mca_common_sfio_file_t *f);
+
+/* Whether some rank may have been in atomic mode since the open, and so
+ * may have touched the store (true where the suite does not see
+ * set_atomicity); the same on every rank. */
+bool sfio_ompio_atomic_ever(const mca_common_sfio_file_t *f);
+
 /* The magic of fh's file system (f->fs_type), asked once per file; f may
  * be NULL (asked every time). */
 long sfio_ompio_fs_type(const ompio_file_t *fh, mca_common_sfio_file_t *f);

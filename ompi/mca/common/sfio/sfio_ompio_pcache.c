@@ -162,7 +162,7 @@ int mca_common_sfio_pcache_flush(ompio_file_t *fh, mca_common_sfio_pcache_t *pc)
     if (NULL == pc) {
         return MPI_SUCCESS;
     }
-    if (!fh->f_atomicity) {
+    if (!sfio_ompio_group_atomic(fh, mca_common_sfio_file_of(fh))) {
         int rc = mca_common_sfio_pcache_write_back(fh->fd, pc);
         return 0 == rc ? MPI_SUCCESS : mca_common_sfio_errno_to_mpi(-rc);
     }

@@ -152,8 +152,10 @@ bool mca_common_sfio_vstore_attached(const mca_common_sfio_vstore_t *store);
 
 /* Collective, after a barrier (OMPIO's close has one).  Folds, removes
  * the sidecar, frees the store; stats_p (may be NULL) gets the store's
- * counters as of the end of that fold. */
-int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *store,
+ * counters as of the end of that fold.  untouched: the caller knows, the
+ * same on every rank, that no rank can have touched the store (no rank
+ * was ever in atomic mode); then close frees it without a collective. */
+int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *store, bool untouched,
                                  mca_common_sfio_vstore_stats_t *stats_p);
 
 /* Collective.  Writes every published version back to the flat file;

@@ -451,14 +451,15 @@ bool mca_common_sfio_vstore_touched(mca_common_sfio_vstore_t *s)
     return 0 != sfio_vstore_touched(s);
 }
 
-int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s,
+int mca_common_sfio_vstore_close(mca_common_sfio_vstore_t *s, bool untouched,
                                  mca_common_sfio_vstore_stats_t *stats_p)
 {
     /* OMPIO's close barrier is behind every rank: when no rank touched the
      * store (a file never written atomically), nothing of it exists and
-     * no rank can still use the service, so one agreement closes it. */
-    int any = sfio_vstore_touched(s);
-    if (0 != s->coll.allreduce_max_int(s->coll.ctx, &any)) {
+     * no rank can still use the service, so one agreement closes it, or
+     * none where the caller knows it. */
+    int any = untouched ? 0 : sfio_vstore_touched(s);
+    if (!untouched && 0 != s->coll.allreduce_max_int(s->coll.ctx, &any)) {
         any = 1;   /* the full close reports what broke */
     }
     if (!any) {
