@@ -233,6 +233,20 @@ then
 else
     fail=$((fail + 1)); echo "FAIL: aggsweep verbose parsing"; tail -5 "$dir/out" | sed 's/^/    /'
 fi
+# iorsweep --from CSV: its report holds every given line (fixed strings)
+iorsweep_report() {
+    local label=$1 csv=$2 line ok=1
+    shift 2
+    "$here/sfio-bench" iorsweep --from "$csv" --no-plot --out "$csv.out" > "$dir/out" 2>&1 || ok=0
+    for line in "$@"; do
+        grep -Fq -- "$line" "$dir/out" || ok=0
+    done
+    if [ "$ok" = 1 ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL: $label"; sed 's/^/    /' "$dir/out" | tail -12
+    fi
+}
 # iorsweep's report from a fixed raw CSV: means over the rounds, the best of
 # the stock stacks, the 0.95 boundary (not marked), a failed stock run left
 # out of the best, a failed suite run without a ratio
@@ -251,14 +265,10 @@ ior-t1m-b4m-s1-coll,coll,1m,4m,1,4,locks,suite,suite,write,0,65536,1,,FAIL,rc=1:
 ior-t1m-b4m-s1-coll,coll,1m,4m,1,4,locks,ompio,ompio-default,write,0,65536,1,10.0,ok,
 ior-t1m-b4m-s1-coll,coll,1m,4m,1,4,locks,romio,romio,write,0,65536,1,20.0,ok,
 CSV
-if "$here/sfio-bench" iorsweep --from "$dir/ior_raw.csv" --no-plot --out "$dir/ior" > "$dir/out" 2>&1 &&
-   grep -Fq '| indep | 4k | 16k | 1 | 95 | 100 | 60 | 0.95 | 50 | FAIL | 80 | **0.62** |' "$dir/out" &&
-   grep -Fq '| coll | 1m | 4m | 1 | FAIL | 10 | 20 | - |' "$dir/out" &&
-   grep -q '^1 of 2 cell/op results at >= 0.95x the best stock stack; 1 without a ratio' "$dir/out"; then
-    pass=$((pass + 1))
-else
-    fail=$((fail + 1)); echo "FAIL: iorsweep report"; sed 's/^/    /' "$dir/out" | tail -12
-fi
+iorsweep_report "iorsweep report" "$dir/ior_raw.csv" \
+    '| indep | 4k | 16k | 1 | 95 | 100 | 60 | 0.95 | 50 | FAIL | 80 | **0.62** |' \
+    '| coll | 1m | 4m | 1 | FAIL | 10 | 20 | - |' \
+    '1 of 2 cell/op results at >= 0.95x the best stock stack; 1 without a ratio'
 # iorsweep's control stack (ROMIO run again): its own ratio to the best
 # stock stack, in a column and a count of its own
 cat > "$dir/ior_ctl.csv" <<'CSV'
@@ -268,13 +278,9 @@ ior-t4k-b16k-s1,indep,4k,16k,1,4,off,ompio,ompio,write,0,65536,1,50.0,ok,
 ior-t4k-b16k-s1,indep,4k,16k,1,4,off,romio,romio,write,0,65536,1,100.0,ok,
 ior-t4k-b16k-s1,indep,4k,16k,1,4,off,control,romio,write,0,65536,1,80.0,ok,
 CSV
-if "$here/sfio-bench" iorsweep --from "$dir/ior_ctl.csv" --no-plot --out "$dir/ior-ctl" > "$dir/out" 2>&1 &&
-   grep -Fq '| indep | 4k | 16k | 1 | 99 | 50 | 100 | 0.99 | **0.80** |' "$dir/out" &&
-   grep -q '^0 of 1 cell/op results at >= 0.95x the best stock stack for ROMIO run again' "$dir/out"; then
-    pass=$((pass + 1))
-else
-    fail=$((fail + 1)); echo "FAIL: iorsweep control stack"; sed 's/^/    /' "$dir/out" | tail -12
-fi
+iorsweep_report "iorsweep control stack" "$dir/ior_ctl.csv" \
+    '| indep | 4k | 16k | 1 | 99 | 50 | 100 | 0.99 | **0.80** |' \
+    '0 of 1 cell/op results at >= 0.95x the best stock stack for ROMIO run again'
 # iorsweep --iterations: IOR runs warm-up plus timed iterations (-i)
 if "$here/sfio-bench" iorsweep --dry-run --ior /bin/true --np 2 --transfers 4k --segments 1 \
         --modes indep --storage-modes off --stacks suite --reps 1 --warmup 1 --iterations 3 \
