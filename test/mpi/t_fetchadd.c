@@ -44,6 +44,14 @@
  *                          communicators share, so two halves creating
  *                          windows at once on one node unlink each
  *                          other's segment
+ *   fetchadd.open_fd_limit one node, np > 1: rank 1 opens with no file
+ *                          descriptor to spare beyond the file's own (its
+ *                          RLIMIT_NOFILE lowered for the open), then with
+ *                          one and two more: every rank gets the same
+ *                          result of MPI_File_open (no hang, no rank open
+ *                          alone), no segment of this job is left in
+ *                          /dev/shm, and where the open succeeded each
+ *                          rank's read_shared gets a different record
  *   fetchadd.busy_rank     the rank that holds the pointer (the file info's
  *                          "sfio_sharedfp_host", else rank 0, which
  *                          created the shared-memory page) sleeps 5 s
@@ -65,6 +73,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define RS 48
@@ -721,6 +730,87 @@ static void test_reopen_loop(void)
     t_end();
 }
 
+/* Whether every rank runs on this node. */
+static int one_node(void)
+{
+    MPI_Comm node;
+    int n = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &n);
+    MPI_Comm_free(&node);
+    return n == t_np;
+}
+
+static void test_open_fd_limit(void)
+{
+    char path[1200];
+    MPI_File fh;
+    if (!t_begin("fetchadd.open_fd_limit")) {
+        return;
+    }
+    if (t_np < 2 || !one_node()) {
+        t_end();
+        return;
+    }
+    t_fname(path, sizeof(path), "fdlimit");
+    t_unlink(path);
+    if (t_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                           MPI_INFO_NULL, &fh), "create")) {
+        int v = t_rank;
+        t_ok(MPI_File_write_at(fh, (MPI_Offset)t_rank * 4, &v, 1, MPI_INT, MPI_STATUS_IGNORE),
+             "write_at");
+        t_ok(MPI_File_close(&fh), "close");
+    }
+    for (int spare = 1; spare <= 3 && !t_lfail; spare++) {
+        struct rlimit old, lim;
+        getrlimit(RLIMIT_NOFILE, &old);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (t_rank == 1) {
+            int lowest = dup(0);   /* the next descriptor an open gets */
+            close(lowest);
+            lim = old;
+            lim.rlim_cur = (rlim_t)lowest + (rlim_t)spare;
+            setrlimit(RLIMIT_NOFILE, &lim);
+        }
+        int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+        if (t_rank == 1) {
+            setrlimit(RLIMIT_NOFILE, &old);
+        }
+        int ok = MPI_SUCCESS == rc, lo = 0, hi = 0;
+        MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (lo != hi) {
+            t_failf("%d spare descriptors: the open succeeded on some ranks only (here: %d)",
+                    spare, ok);
+        }
+        if (ok) {
+            int x = -1, all_x[64], mine_ok = 1, all_ok = 1;
+            t_ok(MPI_File_read_shared(fh, &x, 1, MPI_INT, MPI_STATUS_IGNORE), "read_shared");
+            if (t_np <= 64) {
+                MPI_Allgather(&x, 1, MPI_INT, all_x, 1, MPI_INT, MPI_COMM_WORLD);
+                for (int q = 0; q < t_np; q++) {
+                    mine_ok &= all_x[q] >= 0 && all_x[q] < t_np && (q == t_rank || all_x[q] != x);
+                }
+                MPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+                if (!all_ok && t_rank == 0) {
+                    t_failf("%d spare descriptors: read_shared records not distinct", spare);
+                }
+            }
+            t_ok(MPI_File_close(&fh), "close");
+        }
+        if (t_rank == 0 && getenv("SFIO_TEST_VERBOSE") != NULL) {
+            printf("# open_fd_limit: %d spare: open %s\n", spare, ok ? "succeeded" : "failed");
+        }
+    }
+    int left = leftover_segments();
+    if (t_rank == 0 && left != 0) {
+        t_failf("%d coordination segments of this job left in /dev/shm", left);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t_unlink(path);
+    t_end();
+}
+
 /* n open/close cycles on comm, a write_shared each after what the
  * earlier cycles wrote; returns the time per cycle. */
 static double reopen_cycles(MPI_Comm comm, const char *path, int n, int tag)
@@ -1033,5 +1123,6 @@ int main(int argc, char **argv)
     test_host_stopped();
     test_reopen_loop();
     test_reopen_comms();
+    test_open_fd_limit();
     return t_finish();
 }

@@ -25,7 +25,7 @@
 
 #define COORD_PREFIX "sfio-coord-"
 #define COORD_MAGIC 0x44524f4f43534653ull   /* "SFSCOORD" */
-#define NAME_MAX_LEN 256
+#define NAME_MAX_LEN MCA_COMMON_SFIO_COORD_NAME_MAX
 
 bool mca_common_sfio_coord_spans_nodes(struct ompi_communicator_t *comm)
 {
@@ -206,93 +206,164 @@ int mca_common_sfio_coord_sweep(const char *shm_dir)
     return removed;
 }
 
+static size_t shm_page_size(int nslots)
+{
+    return sizeof(coord_page_t) + (size_t) nslots * sizeof(coord_line_t);
+}
+
+/* The creating rank's half: a new page in dir, mapped, its counters 0;
+ * its path in name.  The first creation of a process sweeps dir of pages
+ * whose creators died. */
+static int shm_page_create(const char *dir, int nslots, char *name, size_t name_size,
+                           coord_shm_t **s_p)
+{
+    static bool swept = false;
+    size_t size = shm_page_size(nslots);
+    int fd = -1, err = 0;
+    name[0] = '\0';
+    if (NULL == dir || '\0' == dir[0]) {
+        dir = "/dev/shm";
+    }
+    if (!swept) {
+        swept = true;
+        (void) mca_common_sfio_coord_sweep(dir);
+    }
+    coord_shm_t *s = calloc(1, sizeof(*s));
+    if (NULL == s) {
+        return -ENOMEM;
+    }
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        uint64_t r = mca_common_sfio_random64();
+        if ((size_t) snprintf(name, name_size, "%s/" COORD_PREFIX "%u-%ld-%016llx", dir,
+                              (unsigned) getuid(), (long) getpid(),
+                              (unsigned long long) r) >= name_size) {
+            name[0] = '\0';
+            free(s);
+            return -ENAMETOOLONG;
+        }
+        fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || EEXIST != errno) {
+            break;
+        }
+    }
+    if (fd < 0) {
+        err = -errno;
+        name[0] = '\0';
+    } else if (0 != ftruncate(fd, (off_t) size)) {
+        err = -errno;
+    } else if (MAP_FAILED == (s->page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                                               fd, 0))) {
+        s->page = NULL;
+        err = -errno;
+    } else {
+        /* ftruncate zero-filled the counters */
+        s->page->nslots = (uint64_t) nslots;
+        s->page->magic = COORD_MAGIC;
+        atomic_thread_fence(memory_order_release);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (0 != err) {
+        if ('\0' != name[0]) {
+            unlink(name);
+            name[0] = '\0';
+        }
+        shm_close(&s->super);
+        return err;
+    }
+    s->super.ops = &shm_ops;
+    s->size = size;
+    *s_p = s;
+    return 0;
+}
+
+/* Another rank's half: maps the page the creating rank named. */
+static int shm_page_attach(const char *name, int nslots, coord_shm_t **s_p)
+{
+    size_t size = shm_page_size(nslots);
+    int err = 0;
+    coord_shm_t *s = calloc(1, sizeof(*s));
+    if (NULL == s) {
+        return -ENOMEM;
+    }
+    int fd = open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        err = -errno;
+    } else {
+        s->page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (MAP_FAILED == s->page) {
+            s->page = NULL;
+            err = -errno;
+        } else if (COORD_MAGIC != s->page->magic || (uint64_t) nslots != s->page->nslots) {
+            err = -EPROTO;
+        }
+        close(fd);
+    }
+    if (0 != err) {
+        shm_close(&s->super);
+        return err;
+    }
+    s->super.ops = &shm_ops;
+    s->size = size;
+    *s_p = s;
+    return 0;
+}
+
+int mca_common_sfio_coord_shm_create(const mca_common_sfio_coord_config_t *cfg, int nslots,
+                                     char *name, size_t name_size,
+                                     mca_common_sfio_coord_t **coord_p)
+{
+    coord_shm_t *s = NULL;
+    if (nslots <= 0) {
+        return -EINVAL;
+    }
+    int rc = shm_page_create(cfg->shm_dir, nslots, name, name_size, &s);
+    if (0 == rc) {
+        s->super.timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 1;
+        *coord_p = &s->super;
+    }
+    return rc;
+}
+
+int mca_common_sfio_coord_shm_attach(const mca_common_sfio_coord_config_t *cfg, int nslots,
+                                     const char *name, mca_common_sfio_coord_t **coord_p)
+{
+    coord_shm_t *s = NULL;
+    if (nslots <= 0) {
+        return -EINVAL;
+    }
+    int rc = shm_page_attach(name, nslots, &s);
+    if (0 == rc) {
+        s->super.timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 1;
+        *coord_p = &s->super;
+    }
+    return rc;
+}
+
 static int shm_open_coll(struct ompi_communicator_t *comm, const char *dir, int nslots,
                          int local_err, mca_common_sfio_coord_t **coord_p)
 {
-    static bool swept = false;
     struct {
         int err;
         char name[NAME_MAX_LEN];
     } msg = { local_err, "" };
-    int rank = ompi_comm_rank(comm), fd = -1, rc;
-    size_t size = sizeof(coord_page_t) + (size_t) nslots * sizeof(coord_line_t);
-    coord_shm_t *s = calloc(1, sizeof(*s));
-    if (NULL == dir || '\0' == dir[0]) {
-        dir = "/dev/shm";
-    }
+    int rank = ompi_comm_rank(comm), rc;
+    coord_shm_t *s = NULL;
 
-    if (0 == rank) {
-        if (!swept) {
-            swept = true;
-            (void) mca_common_sfio_coord_sweep(dir);
-        }
-        for (int attempt = 0; 0 == msg.err && attempt < 8; ++attempt) {
-            uint64_t r = mca_common_sfio_random64();
-            if ((size_t) snprintf(msg.name, sizeof(msg.name), "%s/" COORD_PREFIX "%u-%ld-%016llx",
-                                  dir, (unsigned) getuid(), (long) getpid(),
-                                  (unsigned long long) r) >= sizeof(msg.name)) {
-                msg.err = -ENAMETOOLONG;
-                break;
-            }
-            fd = open(msg.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-            if (fd >= 0 || EEXIST != errno) {
-                break;
-            }
-        }
-        if (0 == msg.err && fd < 0) {
-            msg.err = -errno;
-        }
-        if (0 == msg.err && 0 != ftruncate(fd, (off_t) size)) {
-            msg.err = -errno;
-        }
-        if (0 == msg.err && NULL == s) {
-            msg.err = -ENOMEM;
-        }
-        if (0 == msg.err) {
-            s->page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            if (MAP_FAILED == s->page) {
-                s->page = NULL;
-                msg.err = -errno;
-            } else {
-                /* ftruncate zero-filled the counters */
-                s->page->nslots = (uint64_t) nslots;
-                s->page->magic = COORD_MAGIC;
-                atomic_thread_fence(memory_order_release);
-            }
-        }
-        if (fd >= 0) {
-            close(fd);
-        }
-        if (0 != msg.err && '\0' != msg.name[0]) {
-            unlink(msg.name);
-        }
+    if (0 == rank && 0 == msg.err) {
+        msg.err = shm_page_create(dir, nslots, msg.name, sizeof(msg.name), &s);
     }
     rc = mca_common_sfio_coord_bcast(comm, &msg, (int) sizeof(msg), 0);
     int err = OMPI_SUCCESS == rc ? msg.err : -EIO;
     if (0 != rank && 0 == err) {
-        err = local_err;
-    }
-    if (0 != rank && 0 == err) {
-        if (NULL == s) {
-            err = -ENOMEM;
-        } else if ((fd = open(msg.name, O_RDWR | O_CLOEXEC)) < 0) {
-            err = -errno;
-        } else {
-            s->page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            if (MAP_FAILED == s->page) {
-                s->page = NULL;
-                err = -errno;
-            } else if (COORD_MAGIC != s->page->magic || (uint64_t) nslots != s->page->nslots) {
-                err = -EPROTO;
-            }
-            close(fd);
-        }
+        err = 0 != local_err ? local_err : shm_page_attach(msg.name, nslots, &s);
     }
     /* Everybody has mapped it (or failed): the name is no longer needed. */
     if (0 != mca_common_sfio_coord_agree(comm, &err)) {
         err = -EIO;
     }
-    if (0 == rank && '\0' != msg.name[0] && 0 == msg.err) {
+    if (0 == rank && '\0' != msg.name[0]) {
         unlink(msg.name);
     }
     if (0 != err) {
@@ -301,8 +372,6 @@ static int shm_open_coll(struct ompi_communicator_t *comm, const char *dir, int 
         }
         return err;
     }
-    s->super.ops = &shm_ops;
-    s->size = size;
     *coord_p = &s->super;
     return 0;
 }

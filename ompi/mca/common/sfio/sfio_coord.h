@@ -144,6 +144,20 @@ int mca_common_sfio_coord_open(struct ompi_communicator_t *comm,
                                const mca_common_sfio_coord_config_t *cfg, int nslots,
                                int local_err, mca_common_sfio_coord_t **coord_p);
 
+/* The shm backend in two halves, for a caller whose own collective
+ * carries the page's name (a file's open broadcasts it with its own
+ * message): one rank creates the page and names it (at most
+ * MCA_COMMON_SFIO_COORD_NAME_MAX bytes with the NUL), the others of the
+ * node attach to that name, and the creator unlinks the name once every
+ * rank has attached or failed (the caller's agreement).  Counters start at
+ * 0.  Errors: negative errno (-EPROTO: not a page of nslots counters). */
+#define MCA_COMMON_SFIO_COORD_NAME_MAX 256
+int mca_common_sfio_coord_shm_create(const mca_common_sfio_coord_config_t *cfg, int nslots,
+                                     char *name, size_t name_size,
+                                     mca_common_sfio_coord_t **coord_p);
+int mca_common_sfio_coord_shm_attach(const mca_common_sfio_coord_config_t *cfg, int nslots,
+                                     const char *name, mca_common_sfio_coord_t **coord_p);
+
 /* Why this rank's last ofi open failed ("" if it did not or is unknown). */
 const char *mca_common_sfio_coord_why(void);
 

@@ -40,6 +40,9 @@ typedef struct mca_common_sfio_file_t {
     int store_errno;                   /* why not, when NULL */
     const char *store_why;             /* or why not in words (static text), else NULL */
     bool auto_local;                   /* no store: auto on one node over local storage */
+    /* sharedfp/fetchadd's page on one node comes with the fs open (set by
+     * its query, read by mca_common_sfio_fs_open): two collectives fewer. */
+    bool sharedfp_page_wanted;
     /* Across nodes the store needs the file's coordination service.  It
      * joins at the first MPI_File_set_atomicity(fh, 1), a collective
      * point, rather than in every open (a file never made atomic pays

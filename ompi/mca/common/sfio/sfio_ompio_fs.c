@@ -5,6 +5,7 @@
 #include "sfio_ompio_int.h"
 #include "sfio_coord.h"
 #include "sfio_fsmagic.h"
+#include "sfio_sharedfp.h"
 
 /* ------------------------------------------------------------------ */
 /* Collectives for the store, over the file's communicator             */
@@ -218,11 +219,18 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
      * rank reads before), and names the store; the others open what it
      * created and prepare the store it named.  One broadcast and one
      * agreement carry both. */
+    /* sharedfp/fetchadd's page of this node, when its query left it to
+     * this open (alike on all ranks): its name rides on the broadcast. */
+    mca_common_sfio_file_t *f_early = mca_common_sfio_file_of(fh);
+    bool sfp_page = NULL != f_early && f_early->sharedfp_page_wanted;
     struct {
         int err;
+        int sfp_err;
+        char sfp_name[MCA_COMMON_SFIO_COORD_NAME_MAX];
         int versions;
         mca_common_sfio_vstore_name_t store;
-    } msg = { .err = MPI_SUCCESS, .versions = 0, .store = { .rc = -ENOTSUP } };
+    } msg = { .err = MPI_SUCCESS, .sfp_err = -ENOENT, .sfp_name = "", .versions = 0,
+              .store = { .rc = -ENOTSUP } };
     fh->fd = -1;
     if (OMPIO_ROOT == fh->f_rank) {
         bool created = false;
@@ -245,9 +253,15 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
             mca_common_sfio_vstore_name(store_path, spans ? NULL : options->store_dir, fh->fd,
                                         &msg.store, &warn);
         }
+        if (MPI_SUCCESS == msg.err && sfp_page) {
+            msg.sfp_err = mca_common_sfio_sharedfp_page_create(fh, msg.sfp_name,
+                                                               sizeof(msg.sfp_name));
+        }
     }
-    /* the store's name only where a store may be wanted (alike on all ranks) */
-    int bytes = want_store ? (int) sizeof(msg) : (int) offsetof(__typeof__(msg), versions);
+    /* the page's and the store's names only where wanted (alike on all ranks) */
+    int bytes = want_store ? (int) sizeof(msg)
+                : sfp_page ? (int) offsetof(__typeof__(msg), versions)
+                           : (int) offsetof(__typeof__(msg), sfp_err);
     int rc = comm->c_coll->coll_bcast(&msg, bytes, MPI_BYTE, OMPIO_ROOT, comm,
                                       comm->c_coll->coll_bcast_module);
     if (OMPI_SUCCESS != rc) {
@@ -263,6 +277,10 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
             err = mca_common_sfio_errno_to_mpi(errno);
         }
     }
+    int sfp_rc = sfp_page ? msg.sfp_err : 0;
+    if (MPI_SUCCESS == err && sfp_page && 0 == sfp_rc && OMPIO_ROOT != fh->f_rank) {
+        sfp_rc = mca_common_sfio_sharedfp_page_attach(fh, msg.sfp_name);
+    }
     mca_common_sfio_vstore_t *store = NULL;
     int store_rc = -ENOTSUP;
     if (MPI_SUCCESS == err && want_store) {
@@ -273,11 +291,16 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
     /* Every rank returns the same answer: a failure anywhere fails all,
      * and the store exists on every rank or on none (errno values are
      * positive: MAX picks a failure). */
-    int local[2] = { err, -store_rc }, global[2];
-    rc = comm->c_coll->coll_allreduce(local, global, 2, MPI_INT, MPI_MAX, comm,
+    int local[3] = { err, -store_rc, -sfp_rc }, global[3];
+    rc = comm->c_coll->coll_allreduce(local, global, 3, MPI_INT, MPI_MAX, comm,
                                       comm->c_coll->coll_allreduce_module);
     if (OMPI_SUCCESS != rc) {
         global[0] = rc;
+    }
+    if (sfp_page) {
+        /* a page missing anywhere: sharedfp makes its service itself */
+        mca_common_sfio_sharedfp_page_settle(fh, MPI_SUCCESS == global[0] && 0 == global[2],
+                                             OMPIO_ROOT == fh->f_rank ? msg.sfp_name : NULL);
     }
     if (MPI_SUCCESS != global[0]) {
         mca_common_sfio_vstore_discard(store);

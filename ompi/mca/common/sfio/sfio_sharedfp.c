@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
@@ -78,9 +79,10 @@ static int amode_error(const ompio_file_t *fh, bool write)
 typedef struct pending_t {
     struct pending_t *next;
     const ompio_file_t *fh;
-    mca_common_sfio_coord_t *coord;
+    mca_common_sfio_coord_t *coord;   /* NULL: to come (see page_wanted) */
     struct mca_sharedfp_base_data_t *sh;
     sfp_file_t *f;
+    mca_common_sfio_coord_config_t cfg;
 } pending_t;
 
 static pending_t *pending_head = NULL;
@@ -107,6 +109,17 @@ static pending_t *pending_take(const ompio_file_t *fh)
             *pp = p->next;
             break;
         }
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return p;
+}
+
+/* fh's pending service, left in the list (NULL: none). */
+static pending_t *pending_find(const ompio_file_t *fh)
+{
+    pending_t *p = NULL;
+    pthread_mutex_lock(&pending_lock);
+    for (p = pending_head; NULL != p && p->fh != fh; p = p->next) {
     }
     pthread_mutex_unlock(&pending_lock);
     return p;
@@ -195,8 +208,24 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
     if (NULL != p) {
         p->sh = calloc(1, sizeof(*p->sh));
         p->f = calloc(1, sizeof(*p->f));
+        p->cfg = options->coord;
     }
     bool have = NULL != p && NULL != p->sh && NULL != p->f;
+    mca_common_sfio_file_t *file = mca_common_sfio_file_of(fh);
+    if (MCA_COMMON_SFIO_COORD_SHM == b && NULL != file && file->served_by_fs) {
+        /* One node under fs/versioned: the page comes with the fs open,
+         * whose broadcast and agreement carry it (see page_create); no
+         * collective here.  A rank short of memory says so there. */
+        file->sharedfp_page_wanted = true;
+        if (have) {
+            pending_put(p, fh, NULL);
+        } else if (NULL != p) {
+            free(p->sh);
+            free(p->f);
+            free(p);
+        }
+        return true;
+    }
     int rc = coord_create(fh, options, have ? 0 : -ENOMEM, &coord);
     if (0 == rc) {
         pending_put(p, fh, coord);
@@ -221,7 +250,56 @@ bool mca_common_sfio_sharedfp_query(ompio_file_t *fh,
 
 void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh)
 {
+    mca_common_sfio_file_t *file = mca_common_sfio_file_of(fh);
+    if (NULL != file) {
+        file->sharedfp_page_wanted = false;
+    }
     (void) pending_drop(pending_take(fh));
+}
+
+int mca_common_sfio_sharedfp_page_create(const ompio_file_t *fh, char *name, size_t name_size)
+{
+    static bool warned = false;
+    pending_t *p = pending_find(fh);
+    name[0] = '\0';
+    if (NULL == p) {
+        return -ENOMEM;   /* the query could not keep it */
+    }
+    int rc = mca_common_sfio_coord_shm_create(&p->cfg, NSLOTS, name, name_size, &p->coord);
+    if (0 != rc && !default_shm_dir(p->cfg.shm_dir)) {
+        /* as coord_create: a typo in a parameter must not fail every open */
+        if (!warned) {
+            warned = true;
+            mca_common_sfio_show_help("sharedfp-shm-dir", true, p->cfg.shm_dir, strerror(-rc));
+        }
+        mca_common_sfio_coord_config_t dflt = p->cfg;
+        dflt.shm_dir = "/dev/shm";
+        rc = mca_common_sfio_coord_shm_create(&dflt, NSLOTS, name, name_size, &p->coord);
+    }
+    return rc;
+}
+
+int mca_common_sfio_sharedfp_page_attach(const ompio_file_t *fh, const char *name)
+{
+    pending_t *p = pending_find(fh);
+    if (NULL == p) {
+        return -ENOMEM;
+    }
+    return mca_common_sfio_coord_shm_attach(&p->cfg, NSLOTS, name, &p->coord);
+}
+
+void mca_common_sfio_sharedfp_page_settle(const ompio_file_t *fh, bool everywhere,
+                                          const char *name)
+{
+    if (NULL != name && '\0' != name[0]) {
+        unlink(name);   /* the creator's: every rank has attached or failed */
+    }
+    pending_t *p = pending_find(fh);
+    if (NULL != p && !everywhere) {
+        /* _open makes the service by its own collectives instead */
+        (void) mca_common_sfio_coord_close(p->coord);
+        p->coord = NULL;
+    }
 }
 
 /* MPI_File_get_info shows the backend as "sfio_sharedfp_backend" and the
@@ -253,14 +331,22 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     mca_common_sfio_coord_t *coord = NULL;
     pending_t *p = pending_take(fh);
     int rc;
-    if (NULL != p) {
-        /* Every rank has its service and memory from the query, whose
-         * outcome is agreed on: nothing is left to fail. */
+    if (NULL != p && NULL != p->coord) {
+        /* Every rank has its service and memory from the query (or the fs
+         * open), whose outcome is agreed on: nothing is left to fail. */
         sh = p->sh;
         f = p->f;
         coord = p->coord;
         free(p);
         rc = 0;
+    } else if (NULL != p) {
+        /* the fs open did not make the page on every rank (agreed) */
+        sh = p->sh;
+        f = p->f;
+        mca_common_sfio_sharedfp_options_t o = *options;
+        o.coord = p->cfg;
+        free(p);
+        rc = coord_create(fh, &o, 0, &coord);
     } else {
         sh = calloc(1, sizeof(*sh));
         f = calloc(1, sizeof(*f));

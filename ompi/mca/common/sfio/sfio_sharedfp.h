@@ -58,6 +58,18 @@ SFIO_EXPORT void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh);
 /* Whether _query took fh (its service waits for _open or _unquery). */
 SFIO_EXPORT bool mca_common_sfio_sharedfp_taken(const ompio_file_t *fh);
 
+/* The page of one node's shared pointer, made inside fs/versioned's open
+ * where _query left it to that open (mca_common_sfio_file_t's
+ * sharedfp_page_wanted): the open's root creates it and puts its name in
+ * the open's broadcast, the other ranks attach to it, and after the
+ * open's agreement every rank settles (everywhere: attached on every
+ * rank; else _open makes the service by its own collectives).  Return 0
+ * or a negative errno, this rank's. */
+int mca_common_sfio_sharedfp_page_create(const ompio_file_t *fh, char *name, size_t name_size);
+int mca_common_sfio_sharedfp_page_attach(const ompio_file_t *fh, const char *name);
+void mca_common_sfio_sharedfp_page_settle(const ompio_file_t *fh, bool everywhere,
+                                          const char *name);
+
 /* sfio_sharedfp_probe.c: from the component's init_query.  Stock
  * sharedfp components loaded with a lower priority than self_priority
  * whose query probes the file system at every open (lockedfile, sm) are
