@@ -24,8 +24,11 @@
  *   file.atomicity_flag      set/get_atomicity; disjoint I/O in atomic mode
  *   file.atomicity_mismatch  ranks ask for different flags: rank 0's flag
  *                            wins, the others fail; independent writes of
- *                            both kinds land and close neither hangs nor
- *                            loses them (rank 0 atomic, then the others)
+ *                            both kinds land, a write_at_all/read_at_all
+ *                            pair takes one path on every rank, and close
+ *                            neither hangs nor loses them (rank 0 atomic,
+ *                            then the others; then all atomic and rank 0
+ *                            alone back to 0)
  *   file.info_hints          cb_buffer_size / cb_nodes hints at open and
  *                            set_view, collective I/O still byte-exact
  */
@@ -598,23 +601,40 @@ static void test_atomicity_mismatch(void)
     MPI_File fh;
     MPI_Status st;
     long long n = 3000, j;
-    unsigned char *b = malloc((size_t)n), *img = malloc((size_t)(n * t_np));
+    unsigned char *b = malloc((size_t)n), *img = malloc((size_t)(2 * n * t_np));
     int round, q;
     if (t_np < 2 || !t_begin("file.atomicity_mismatch")) {
         free(b), free(img);
         return;
     }
     t_fname(path, sizeof(path), "atomicity-mismatch");
-    for (round = 0; round < 2; round++) {
+    /* round 2: everybody atomic first, then rank 0 alone goes back to 0
+     * (the others keep their 1) */
+    for (round = 0; round < 3; round++) {
         int root_flag = 0 == round, mine = (0 == t_rank) == (0 == round), flag = -1;
+        int before = 0;
+        if (2 == round) {
+            mine = 0 != t_rank;
+            before = 1;
+        }
         t_unlink(path);
         MPI_Barrier(MPI_COMM_WORLD);
         for (j = 0; j < n; j++) {
             b[j] = t_pat_data(t_rank, j, 71 + round);
         }
-        if (!t_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
-                                MPI_INFO_NULL, &fh), "open")) {
+        /* without buffering a non-atomic collective write goes alone, an
+         * atomic one does not: the paths differ unless every rank follows
+         * rank 0's mode */
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "romio_cb_write", "disable");
+        int orc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+        MPI_Info_free(&info);
+        if (!t_ok(orc, "open")) {
             break;
+        }
+        if (before) {
+            t_ok(MPI_File_set_atomicity(fh, 1), "set_atomicity 1 everywhere");
         }
         int rc = MPI_File_set_atomicity(fh, mine);
         MPI_File_get_atomicity(fh, &flag);
@@ -622,21 +642,32 @@ static void test_atomicity_mismatch(void)
             t_failf("round %d: set_atomicity(%d) failed on a rank that agrees with rank 0", round,
                     mine);
         }
-        if (flag != root_flag && flag != 0) {
-            t_failf("round %d: atomicity %d, want rank 0's %d or the default", round, flag,
-                    root_flag);
+        if (flag != root_flag && flag != before) {
+            t_failf("round %d: atomicity %d, want rank 0's %d or the one before (%d)", round,
+                    flag, root_flag, before);
         }
         t_ok(MPI_File_write_at(fh, n * t_rank, b, (int)n, MPI_BYTE, &st), "write_at");
+        /* collective calls take one path on every rank (rank 0's mode) */
+        t_ok(MPI_File_write_at_all(fh, n * (t_np + t_rank), b, (int)n, MPI_BYTE, &st),
+             "write_at_all");
+        memset(b, 0, (size_t)n);
+        if (t_ok(MPI_File_read_at_all(fh, n * (t_np + t_rank), b, (int)n, MPI_BYTE, &st),
+                 "read_at_all")) {
+            for (j = 0; j < n; j++) {
+                img[j] = t_pat_data(t_rank, j, 71 + round);
+            }
+            t_cmp(b, img, n, n * (t_np + t_rank), "read_at_all");
+        }
         MPI_Barrier(MPI_COMM_WORLD);
         t_ok(MPI_File_close(&fh), "close");
         MPI_Barrier(MPI_COMM_WORLD);
         if (0 == t_rank) {
-            for (q = 0; q < t_np; q++) {
+            for (q = 0; q < 2 * t_np; q++) {
                 for (j = 0; j < n; j++) {
-                    img[q * n + j] = t_pat_data(q, j, 71 + round);
+                    img[q * n + j] = t_pat_data(q % t_np, j, 71 + round);
                 }
             }
-            t_verify_file(path, img, n * t_np);
+            t_verify_file(path, img, 2 * n * t_np);
         }
     }
     free(b), free(img);
