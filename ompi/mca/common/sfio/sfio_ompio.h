@@ -63,6 +63,7 @@ typedef struct mca_common_sfio_file_t {
      * objects), computed at every set_view (invalid: everything is shared). */
     mca_common_sfio_objects_t objects;
     bool private_objects;
+    bool objects_stale;                /* views set while no rank was atomic: objects to compute */
     size_t objects_max_ranges;
     uint64_t set_views;                /* collective points seen */
     uint64_t versions_at_fold;         /* this rank's version count at the last fold */

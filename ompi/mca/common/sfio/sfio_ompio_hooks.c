@@ -143,6 +143,38 @@ static int compute_objects(ompio_file_t *fh, mca_common_sfio_objects_t *objects,
     return rc;
 }
 
+/* This rank's view as (offset, length) pairs for compute_objects, in
+ * *mine values (malloc'd; NULL: out of memory). */
+static uint64_t *view_blocks(const ompio_file_t *fh, int *mine)
+{
+    *mine = (int) fh->f_iov_count * 2;
+    uint64_t *b = malloc((size_t) (*mine ? *mine : 1) * sizeof(uint64_t));
+    for (int i = 0; NULL != b && i < *mine / 2; ++i) {
+        b[2 * i] = (uint64_t) (intptr_t) fh->f_decoded_iov[i].iov_base;
+        b[2 * i + 1] = fh->f_decoded_iov[i].iov_len;
+    }
+    return b;
+}
+
+/* Collective: the objects of the current views, for a file that turns
+ * atomic for the first time (set_view left them while no rank could be
+ * atomic).  Failure leaves them invalid: every byte shared. */
+static void objects_at_first_atomic(ompio_file_t *fh, mca_common_sfio_file_t *f)
+{
+    int mine = 0;
+    uint64_t *myblocks = view_blocks(fh, &mine);
+    int nomem = NULL == myblocks;
+    int rc = fh->f_comm->c_coll->coll_allreduce(MPI_IN_PLACE, &nomem, 1, MPI_INT, MPI_MAX,
+                                                fh->f_comm,
+                                                fh->f_comm->c_coll->coll_allreduce_module);
+    if (OMPI_SUCCESS != rc || nomem ||
+        OMPI_SUCCESS != compute_objects(fh, &f->objects, f->objects_max_ranges, myblocks, mine)) {
+        mca_common_sfio_objects_destroy(&f->objects);
+        mca_common_sfio_objects_init(&f->objects);
+    }
+    free(myblocks);
+}
+
 /* The objects, computed now if set_view deferred them; NULL when unknown
  * (every byte shared).  Called under OMPIO's per-file serialisation. */
 static const mca_common_sfio_objects_t *resolved_objects(mca_common_sfio_objects_t *objects)
@@ -277,14 +309,21 @@ static int collective_point_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, 
             return prc;
         }
     }
-    if ((NULL != store || want_objects) && nth > 0) {
+    /* While no rank can have been atomic there is nothing to fold, and
+     * the objects wait for the first set_atomicity(1), a collective point
+     * of its own (a program that sets many views, as HDF5 does for every
+     * dataset, pays no gather for them).  The test is the same on every
+     * rank. */
+    bool ever = sfio_ompio_atomic_ever(f);
+    if (!ever && want_objects && nth > 0) {
+        mca_common_sfio_objects_destroy(objects);
+        mca_common_sfio_objects_init(objects);
+        f->objects_stale = true;
+    }
+    if ((NULL != store || want_objects) && nth > 0 && ever) {
         ompi_communicator_t *comm = fh->f_comm;
-        int mine = want_objects ? (int) fh->f_iov_count * 2 : 0;
-        uint64_t *myblocks = malloc((size_t) (mine ? mine : 1) * sizeof(uint64_t));
-        for (int i = 0; myblocks && i < mine / 2; ++i) {
-            myblocks[2 * i] = (uint64_t) (intptr_t) fh->f_decoded_iov[i].iov_base;
-            myblocks[2 * i + 1] = fh->f_decoded_iov[i].iov_len;
-        }
+        int mine = 0;
+        uint64_t *myblocks = want_objects ? view_blocks(fh, &mine) : malloc(sizeof(uint64_t));
         /* One allreduce: is there anything to fold (each rank knows its own
          * published versions), and can everyone gather the views?  It is
          * also the barrier the fold needs. */
@@ -392,6 +431,11 @@ static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
     f->atomic_root = OMPI_SUCCESS == rc ? 0 != flag : 0 == flag;
     if (join || f->atomic_root) {
         f->atomic_ever = true;
+    }
+    if (f->atomic_ever && f->objects_stale) {
+        /* the same on every rank: rank 0's flag made atomic_ever */
+        f->objects_stale = false;
+        objects_at_first_atomic(fh, f);
     }
     if (OMPI_SUCCESS == rc && flag && NULL != f->store) {
         mca_common_sfio_vstore_floor_at_size(f->store);
