@@ -186,8 +186,9 @@ static void op_after_summary(op_t *op)
 {
     plan_t *p = &op->p;
     int failed = 0;
+    p->atomic = 0 != (p->all[4] & SUMMARY_ATOMIC);
     for (int q = 0; q < p->P; ++q) {
-        failed |= 0 != p->all[5 * q + 4];
+        failed |= 0 != (p->all[5 * q + 4] & SUMMARY_FAILED);
         if (NULL != p->ranks) {
             p->ranks[q].lo = p->all[5 * q];
             p->ranks[q].hi = p->all[5 * q + 1];
@@ -647,7 +648,8 @@ static int op_start(ompio_file_t *fh, const void *cbuf, int count,
     p->mine[1] = me.hi;
     p->mine[2] = me.bytes;
     p->mine[3] = me.runs;
-    p->mine[4] = OMPI_SUCCESS == lrc ? 0 : 1;
+    p->mine[4] = (OMPI_SUCCESS == lrc ? 0 : SUMMARY_FAILED) |
+                 (0 != fh->f_atomicity ? SUMMARY_ATOMIC : 0);
     /* A blocking call exchanges its summary with a blocking allgather,
      * which costs a fraction of a non-blocking one where ranks share cores
      * (small calls are mostly that exchange).  Every rank does so for the

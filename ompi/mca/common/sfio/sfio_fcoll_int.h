@@ -38,6 +38,9 @@
 /* Smallest automatic cycle of an aggregator (a forced cycle size is kept). */
 #define MIN_AUTO_CYCLE ((uint64_t) 4096)
 #define SFIO_FCOLL_TAG 0x5f10c011
+/* Bits of a rank's summary word 4. */
+#define SUMMARY_FAILED ((uint64_t) 1)   /* the rank failed before the exchange */
+#define SUMMARY_ATOMIC ((uint64_t) 2)   /* its file is in atomic mode */
 
 /* ------------------------------------------------------------------ */
 /* Memory side: the caller's buffer as a byte stream                    */
@@ -129,8 +132,13 @@ typedef struct {
     int fbtl_err;                   /* MPI class of the last failed fbtl call, 0: none */
     ompi_request_t *creq[2];        /* collectives in flight */
     int ncreq;
-    uint64_t mine[5];               /* my summary */
+    uint64_t mine[5];               /* my summary (word 4: SUMMARY_FAILED | SUMMARY_ATOMIC) */
     uint64_t *all;                  /* everyone's: P * 5 */
+    /* Rank 0's atomicity, from the summaries: every rank plans alike.  A
+     * rank's own flag may differ after a set_atomicity whose flags
+     * differed (io/ompio fails those ranks and leaves them theirs), and
+     * rank 0's is the group's: its call never fails that check. */
+    bool atomic;
     int bad, anybad;                /* operands of the error agreements */
     uint64_t *csend;                /* count exchange: what I send */
     int *cints;                     /* its counts and displacements: 4 * P */

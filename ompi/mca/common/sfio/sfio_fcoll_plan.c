@@ -353,8 +353,8 @@ int sfio_fcoll_make_plan(plan_t *p)
         .read = 0 != p->rw,
         /* Atomic mode without the suite's fcoll proxy: only disjoint
          * domains with the rank-order rule give one serial order for
-         * every fbtl.  Rank 0's mode: every rank must choose alike. */
-        .atomic = mca_common_sfio_group_atomic(fh),
+         * every fbtl. */
+        .atomic = p->atomic,
         .local = local,
         .k = k,
         .ss = ss,

@@ -146,11 +146,6 @@ int mca_common_sfio_pcache_flush(ompio_file_t *fh, mca_common_sfio_pcache_t *pc)
 /* The file state of fh, or NULL when no component of the suite serves it. */
 mca_common_sfio_file_t *mca_common_sfio_file_of(const ompio_file_t *fh);
 
-/* Whether fh's group is in atomic mode as rank 0 set it: the same on every
- * rank (a rank's own f_atomicity may differ after a set_atomicity whose
- * flags differed).  Collective decisions branch on this. */
-bool mca_common_sfio_group_atomic(const ompio_file_t *fh);
-
 /* The objects (Logan and Dickens) in force for f's writes, or NULL (all shared). */
 const mca_common_sfio_objects_t *mca_common_sfio_file_objects(mca_common_sfio_file_t *f);
 

@@ -64,11 +64,6 @@ bool sfio_ompio_group_atomic(const ompio_file_t *fh, const mca_common_sfio_file_
     return NULL != f && NULL != f->set_atomicity_real ? f->atomic_root : 0 != fh->f_atomicity;
 }
 
-bool mca_common_sfio_group_atomic(const ompio_file_t *fh)
-{
-    return sfio_ompio_group_atomic(fh, mca_common_sfio_file_of(fh));
-}
-
 bool sfio_ompio_atomic_ever(const mca_common_sfio_file_t *f)
 {
     return NULL == f->set_atomicity_real || f->atomic_ever;
