@@ -60,7 +60,8 @@ typedef struct mca_common_sfio_file_t {
     bool atomic_root;                  /* rank 0's atomicity, known to every rank */
     bool warned_no_atomic;
     /* Which bytes of the current views are private (Logan and Dickens'
-     * objects), computed at every set_view (invalid: everything is shared). */
+     * objects), computed at every set_view once a rank has been atomic, else
+     * at the first set_atomicity(1) (invalid: everything is shared). */
     mca_common_sfio_objects_t objects;
     bool private_objects;
     bool objects_stale;                /* views set while no rank was atomic: objects to compute */
