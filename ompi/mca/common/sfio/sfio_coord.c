@@ -251,6 +251,9 @@ static int shm_page_create(const char *dir, int nslots, char *name, size_t name_
         name[0] = '\0';
     } else if (0 != ftruncate(fd, (off_t) size)) {
         err = -errno;
+    } else if (0 != (err = -posix_fallocate(fd, 0, (off_t) size))) {
+        /* blocks reserved now: a full directory is an error here, not a
+         * SIGBUS at the first store into the mapping */
     } else if (MAP_FAILED == (s->page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
                                                fd, 0))) {
         s->page = NULL;
