@@ -317,6 +317,8 @@ START_TEST(test_defer_resolve)
     ck_assert(!mca_common_sfio_objects_pending(&o));
     ck_assert_int_eq(mca_common_sfio_objects_resolve(&o), 0);   /* nothing pending */
     ck_assert(!o.valid);
+    ck_assert(mca_common_sfio_objects_none_private(&o));   /* unknown: all shared */
+    ck_assert(mca_common_sfio_objects_none_private(NULL));
 
     /* an earlier result is dropped by defer(): until resolve, all shared */
     ck_assert_int_eq(mca_common_sfio_objects_compute(v, 2, 0, &o), 0);
@@ -326,9 +328,11 @@ START_TEST(test_defer_resolve)
     ck_assert(mca_common_sfio_objects_pending(&o));
     ck_assert(!o.valid);
     ck_assert_int_eq(class_of(&o, 0), SHRD);
+    ck_assert(mca_common_sfio_objects_none_private(&o));
     ck_assert_int_eq(mca_common_sfio_objects_resolve(&o), 0);
     ck_assert(!mca_common_sfio_objects_pending(&o));
     VERIFY(&o);
+    ck_assert(!mca_common_sfio_objects_none_private(&o));   /* bytes 0-2: rank 0's */
     ck_assert_int_eq(mca_common_sfio_objects_compute(v, 3, 0, &ref), 0);
     ck_assert_uint_eq(o.period, ref.period);
     expect_list(&o.period_private, ref.period_private.ranges, ref.period_private.count);
@@ -500,6 +504,13 @@ static void random_objects(uint64_t seed, uint64_t base)
         if (base > 0) {
             REQUIRE(class_of(&o, base - 1) == NONE);
         }
+        /* the window holds the prefix and three periods: a private byte
+         * anywhere shows in it */
+        bool any_private = false;
+        for (x = 0; x < LIMIT; x++) {
+            any_private = any_private || 1 == cnt[x];
+        }
+        REQUIRE(mca_common_sfio_objects_none_private(&o) == !any_private);
 
         /* split random accesses */
         for (k = 0; k < 8; k++) {

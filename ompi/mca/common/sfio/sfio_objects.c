@@ -69,6 +69,12 @@ bool mca_common_sfio_objects_pending(const objects_t *obj)
     return NULL != obj->pending_views;
 }
 
+bool mca_common_sfio_objects_none_private(const objects_t *obj)
+{
+    return NULL == obj || !obj->valid ||
+           (0 == obj->prefix_private.count && 0 == obj->period_private.count);
+}
+
 int mca_common_sfio_objects_resolve(objects_t *obj)
 {
     mca_common_sfio_view_t *views = obj->pending_views;

@@ -92,6 +92,10 @@ void mca_common_sfio_objects_defer(mca_common_sfio_objects_t *obj,
 /* True when defer()ed views wait for resolve(). */
 bool mca_common_sfio_objects_pending(const mca_common_sfio_objects_t *obj);
 
+/* True when split() would find no private byte in any access: obj NULL
+ * or invalid (every byte shared), or no private range at all. */
+bool mca_common_sfio_objects_none_private(const mca_common_sfio_objects_t *obj);
+
 /*
  * Compute defer()ed views, if any, and free them.  Returns 0 when nothing
  * was pending or the computation succeeded, else compute()'s error, in which

@@ -729,9 +729,11 @@ void sfio_vstore_gate_leave(mca_common_sfio_vstore_t *s)
 
 bool sfio_vstore_over_bounds(const mca_common_sfio_vstore_t *s)
 {
-    /* as of this rank's last catch-up: no round trip to the service */
+    /* as of this rank's last catch-up, or its last version (every lower
+     * one was taken, published or not): no round trip to the service */
     uint64_t live_log = s->log_tail - s->log_head_seen;
-    uint64_t waiting = s->seen - s->folded_seen;
+    uint64_t newest = s->taken_last > s->seen ? s->taken_last : s->seen;
+    uint64_t waiting = newest > s->folded_seen ? newest - s->folded_seen : 0;
     return (s->max_log && live_log > s->max_log) || (s->max_versions && waiting > s->max_versions);
 }
 

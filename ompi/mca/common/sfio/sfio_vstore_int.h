@@ -273,6 +273,7 @@ struct mca_common_sfio_vstore_t {
     size_t recgather_cap;
     uint64_t recgather_last;     /* the last fold's records, all ranks */
     uint64_t seen;               /* index holds every version <= seen */
+    uint64_t taken_last;         /* the newest version this rank took */
     uint64_t max_end;            /* end of the furthest indexed byte */
     uint64_t min_start;          /* start of the first indexed byte (UINT64_MAX: none) */
     mca_common_sfio_fold_policy_t fold;

@@ -210,6 +210,9 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         free(ranges);
         return rc;   /* no version: nobody waits for one */
     }
+    if (v > s->taken_last) {
+        s->taken_last = v;
+    }
     if (nr_shared) {
         mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
                                       nr_shared);
@@ -329,11 +332,17 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
         *written_p = 0;
         return rc;
     }
-    rc = sfio_vstore_catch_up(s);
     /* Bytes a published version covers must become a version themselves
      * (a later read would overlay them); the rest may go in place when
      * not atomic, or, in atomic mode, when the view intersection (Logan and Dickens) says
-     * no other rank can access them. */
+     * no other rank can access them.  So an atomic write none of whose
+     * bytes is private becomes a version whatever the index holds: it
+     * skips the catch-up, which reads every other writer's new records
+     * (round trips on network storage) and is left to the next read or
+     * fold. */
+    if (!atomic || !mca_common_sfio_objects_none_private(objects)) {
+        rc = sfio_vstore_catch_up(s);
+    }
     for (size_t i = 0; i < nsegs && 0 == rc; ++i) {
         const mca_common_sfio_ioseg_t *g = &segs[i];
         if (0 == g->length) {
