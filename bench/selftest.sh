@@ -139,6 +139,21 @@ if [ -f "$lib" ]; then
             grep -h "netstore\[" "$dir/out.noncontig" "$dir/out.ior" | sed 's/^/    /'
         fi
     fi
+    # space reservation is a request to the server: charged, counted as
+    # metadata even where opens and closes are not (NETSTORE_META=0);
+    # fallocate(1) makes two such requests, its fallocate and an fsync
+    if command -v fallocate > /dev/null; then
+        : > "$dir/reserved"
+        NETSTORE_DIR="$dir" NETSTORE_META=0 NETSTORE_STATS=1 NETSTORE_KEY=selftest$$ \
+            LD_PRELOAD="$lib" fallocate -n -l 8192 "$dir/reserved" 2> "$dir/out.fallocate"
+        if grep -q "meta=2 " "$dir/out.fallocate"; then
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1)); echo "FAIL: netstore charges fallocate"
+            sed 's/^/    /' "$dir/out.fallocate"
+        fi
+        rm -f "$dir/reserved"
+    fi
     rm -f /dev/shm/netstore-$(id -u)-selftest$$ "$dir"/.netstore-stripes-*
 else
     echo "note: $lib not built, netstore runs skipped"

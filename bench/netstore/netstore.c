@@ -24,6 +24,8 @@
  *   NETSTORE_BW_MBPS    link bandwidth in MB/s, 1 MB = 1e6 bytes (default 117; 0 = unlimited)
  *   NETSTORE_BURST_KB   token bucket depth in KiB (default 0: strict pacing)
  *   NETSTORE_META       1 (default): open/close/ftruncate/fstat pay one latency too
+ *                       (fsync, fdatasync and fallocate always pay one: a request to
+ *                       the server, as NFS 4.2's ALLOCATE or Lustre's fallocate)
  *   NETSTORE_SHARED     1: one link per node shared by all processes (shared memory)
  *   NETSTORE_SHM        path of the shared link state (default /dev/shm/netstore-<uid>-<key>)
  *   NETSTORE_KEY        key in the default shm name (default "default")
@@ -107,6 +109,10 @@ DECL_REAL(int, fsync, (int));
 DECL_REAL(int, fdatasync, (int));
 DECL_REAL(int, ftruncate, (int, off_t));
 DECL_REAL(int, ftruncate64, (int, off64_t));
+DECL_REAL(int, fallocate, (int, int, off_t, off_t));
+DECL_REAL(int, fallocate64, (int, int, off64_t, off64_t));
+DECL_REAL(int, posix_fallocate, (int, off_t, off_t));
+DECL_REAL(int, posix_fallocate64, (int, off64_t, off64_t));
 DECL_REAL(int, fcntl, (int, int, ...));
 DECL_REAL(int, fcntl64, (int, int, ...));
 DECL_REAL(int, aio_read, (struct aiocb *));
@@ -904,6 +910,40 @@ int ftruncate64(int fd, off64_t len)
     }
     return rc;
 }
+
+/* Space reservation and hole punching: one request to the server. */
+#define NS_FALLOCATE(name, off_type)                                        \
+    int name(int fd, int mode, off_type off, off_type len)                  \
+    {                                                                       \
+        RESOLVE(name);                                                      \
+        uint64_t t0 = now_ns();                                             \
+        int rc = REAL(name)(fd, mode, off, len);                            \
+        if (tracked(fd)) {                                                  \
+            int e = errno;                                                  \
+            ns_st.meta++;                                                   \
+            charge_latency(t0);                                             \
+            errno = e;                                                      \
+        }                                                                   \
+        return rc;                                                          \
+    }
+NS_FALLOCATE(fallocate, off_t)
+NS_FALLOCATE(fallocate64, off64_t)
+
+/* returns the error number, errno untouched */
+#define NS_POSIX_FALLOCATE(name, off_type)                                  \
+    int name(int fd, off_type off, off_type len)                            \
+    {                                                                       \
+        RESOLVE(name);                                                      \
+        uint64_t t0 = now_ns();                                             \
+        int rc = REAL(name)(fd, off, len);                                  \
+        if (tracked(fd)) {                                                  \
+            ns_st.meta++;                                                   \
+            charge_latency(t0);                                             \
+        }                                                                   \
+        return rc;                                                          \
+    }
+NS_POSIX_FALLOCATE(posix_fallocate, off_t)
+NS_POSIX_FALLOCATE(posix_fallocate64, off64_t)
 
 /* ------------------------------------------------------------------ */
 /* fcntl: locks pay one request latency before being passed through     */
