@@ -308,6 +308,8 @@ struct mca_common_sfio_vstore_t {
     bool tried_making;           /* this rank tried to make the store (attach with create) */
     uint64_t reserved_to;        /* file bytes below this have their blocks (the size
                                     at the last collective point, then extended) */
+    uint64_t reserve_unit;       /* blocks are reserved whole: at most the file
+                                    system's block, a power of two */
     bool attach_failed_told;
 };
 

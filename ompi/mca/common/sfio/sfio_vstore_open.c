@@ -193,6 +193,22 @@ void mca_common_sfio_vstore_name(const char *path, const char *store_dir, int fl
     name->rc = rc;
 }
 
+/* The unit in which reserved space is counted: fallocate allocates whole
+ * blocks, so the bytes up to the end of the last block reserved have
+ * theirs too.  The file system's block (f_bsize) where it says one of at
+ * most 4 KiB; 4 KiB where it reports more (NFS says its transfer size, not
+ * the server's block: no current local file system allocates less). */
+static uint64_t reserve_unit(int fd)
+{
+    struct statfs sf;
+    uint64_t b = 0 == fstatfs(fd, &sf) && sf.f_bsize > 0 ? (uint64_t) sf.f_bsize : 512;
+    uint64_t unit = 512;
+    while (unit * 2 <= b && unit * 2 <= 4096) {
+        unit *= 2;
+    }
+    return unit;
+}
+
 int mca_common_sfio_vstore_named_open(const mca_common_sfio_vstore_name_t *name, int flat_fd,
                                       const mca_common_sfio_coll_t *coll,
                                       mca_common_sfio_vstore_t **store_p)
@@ -220,6 +236,7 @@ int mca_common_sfio_vstore_named_open(const mca_common_sfio_vstore_name_t *name,
     s->coord_size = coord_bytes(coll->size);
     s->shared = &sfio_vshared_mapped;
     s->reserve = true;
+    s->reserve_unit = reserve_unit(flat_fd);
     pthread_mutex_init(&s->lock, NULL);
     mca_common_sfio_vindex_init(&s->index, NULL);
     s->log_fds = malloc((size_t) coll->size * sizeof(int));

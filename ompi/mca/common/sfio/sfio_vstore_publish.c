@@ -114,8 +114,10 @@ static int write_fresh(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_
  * reserved (at first: the size at the last collective point) to the end
  * of the write, gaps included: they are the file's bytes up to a byte
  * that will be written, so they take blocks at most as large as the
- * file.  Holes below the size are not reserved.  File systems without
- * fallocate are not asked again. */
+ * file.  The block holding the last byte is then reserved whole, so a
+ * run of small writes asks once per block (on network storage each ask
+ * is a round trip).  Holes below the size are not reserved.  File
+ * systems without fallocate are not asked again. */
 static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range_t *ranges,
                         size_t n)
 {
@@ -134,7 +136,8 @@ static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range
                        (off_t) (end - s->reserved_to))) {
         rc = -errno;
     } else {
-        s->reserved_to = end;
+        uint64_t unit = s->reserve_unit ? s->reserve_unit : 1;
+        s->reserved_to = (end + unit - 1) / unit * unit;
     }
     sfio_vstore_flat_end(s);
     if (-EOPNOTSUPP == rc || -ENOSYS == rc) {
