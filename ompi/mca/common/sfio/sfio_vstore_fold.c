@@ -189,12 +189,11 @@ static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
     return rc;
 }
 
-/* Writes back this rank's domain of the folded versions: a contiguous,
- * window-aligned share of the indexed extent, whoever wrote its bytes (the
- * logs of one node are readable by every rank).  Logged pieces closer than
- * max_gap share one window; a window with holes is read from the flat file
- * first (no write of the group is in flight at a fold), so the file sees
- * few large writes instead of one per piece.  That read-modify-write is
+/* Writes back the indexed versions in [dlo, dhi), whoever wrote their
+ * bytes (the logs of one node are readable by every rank).  Logged pieces
+ * closer than max_gap share one window; a window with holes is read from
+ * the flat file first (no write of the group is in flight at a fold or a
+ * compaction), so the file sees few large writes instead of one per piece.  That read-modify-write is
  * safe only while no other group has the file open: another collective
  * open of it (MPI_COMM_SELF handles of one file, say) may write the holes
  * between the read and the write back, and its bytes would be lost.  So
@@ -202,21 +201,9 @@ static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
  * stores and writes windows whole; with another group open, or where
  * other groups may hide (fold.hidden_groups), it writes the pieces
  * alone. */
-static int fold_domain(mca_common_sfio_vstore_t *s)
+static int fold_range(mca_common_sfio_vstore_t *s, uint64_t dlo, uint64_t dhi)
 {
     const uint64_t win = s->fold.window;
-    if (UINT64_MAX == s->min_start || s->max_end <= s->min_start) {
-        return 0;
-    }
-    uint64_t lo = s->min_start - s->min_start % win, hi = s->max_end;
-    uint64_t per = (hi - lo + (uint64_t) s->nranks - 1) / (uint64_t) s->nranks;
-    per = (per + win - 1) / win * win;
-    uint64_t dlo = lo + per * (uint64_t) s->rank;
-    if (dlo >= hi) {
-        return 0;
-    }
-    uint64_t dhi = hi - dlo > per ? dlo + per : hi;
-
     fold_pieces_t fp = { .window = win };
     int rc = mca_common_sfio_vindex_pieces(&s->index, dlo, dhi - dlo, collect_piece, &fp);
     uint64_t flat_size = 0;
@@ -304,6 +291,35 @@ static int fold_domain(mca_common_sfio_vstore_t *s)
     free(fp.rank);
     free(fp.log_offset);
     return rc;
+}
+
+/* The indexed extent, from a window boundary on (none: false). */
+static bool indexed_extent(const mca_common_sfio_vstore_t *s, uint64_t *lo_p, uint64_t *hi_p)
+{
+    if (UINT64_MAX == s->min_start || s->max_end <= s->min_start) {
+        return false;
+    }
+    *lo_p = s->min_start - s->min_start % s->fold.window;
+    *hi_p = s->max_end;
+    return true;
+}
+
+/* This rank's domain of a fold: a contiguous, window-aligned share of the
+ * indexed extent. */
+static int fold_domain(mca_common_sfio_vstore_t *s)
+{
+    const uint64_t win = s->fold.window;
+    uint64_t lo, hi;
+    if (!indexed_extent(s, &lo, &hi)) {
+        return 0;
+    }
+    uint64_t per = (hi - lo + (uint64_t) s->nranks - 1) / (uint64_t) s->nranks;
+    per = (per + win - 1) / win * win;
+    uint64_t dlo = lo + per * (uint64_t) s->rank;
+    if (dlo >= hi) {
+        return 0;
+    }
+    return fold_range(s, dlo, hi - dlo > per ? dlo + per : hi);
 }
 
 typedef struct fold_census_t {
@@ -737,26 +753,6 @@ bool sfio_vstore_over_bounds(const mca_common_sfio_vstore_t *s)
     return (s->max_log && live_log > s->max_log) || (s->max_versions && waiting > s->max_versions);
 }
 
-typedef struct {
-    mca_common_sfio_vstore_t *s;
-    char *buf;
-    int rc;
-} compact_ctx_t;
-
-/* Writes one indexed piece from its log into the flat file (the whole
- * compaction is one bracketed write of the flat file). */
-static int compact_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
-{
-    compact_ctx_t *k = ctx;
-    if (p->rank < 0) {
-        return 0;
-    }
-    int fd = sfio_vstore_log_fd_of(k->s, p->rank);
-    int rc = fd < 0 ? fd : sfio_copy_range(fd, p->log_offset, k->s->flat_fd, p->offset, p->length,
-                                           k->buf, FOLD_CHUNK);
-    return 0 == rc ? 0 : (k->rc = rc);
-}
-
 /* Where rank r's records and data of versions <= P end: *rec_p after the
  * last such record (a FRESH note of an unfinished write ends it early:
  * recovery still needs it), *log_p after the last such record's data. */
@@ -850,19 +846,13 @@ int sfio_vstore_compact(mca_common_sfio_vstore_t *s)
         return 0;   /* another rank compacted while this one waited */
     }
     uint64_t P = s->seen;
-    compact_ctx_t k = { .s = s, .buf = malloc(FOLD_CHUNK) };
-    if (0 == rc && !k.buf) {
-        rc = -ENOMEM;
-    }
-    if (0 == rc && UINT64_MAX != s->min_start && s->max_end > s->min_start) {
-        sfio_vstore_flat_begin(s);
-        rc = mca_common_sfio_vindex_pieces(&s->index, s->min_start, s->max_end - s->min_start,
-                                           compact_piece, &k);
-        sfio_vstore_flat_end(s);
-        if (0 == rc) rc = k.rc;
+    uint64_t lo, hi;
+    if (0 == rc && indexed_extent(s, &lo, &hi)) {
+        /* the whole extent, in windows as a fold's domain (the others
+         * wait outside their data-path calls) */
+        rc = fold_range(s, lo, hi);
         if (0 == rc) rc = mca_common_sfio_vstore_flush_flat(s);   /* before others learn of it */
     }
-    free(k.buf);
     uint64_t *rec_end = calloc((size_t) s->nranks, sizeof(uint64_t));
     uint64_t *log_end = calloc((size_t) s->nranks, sizeof(uint64_t));
     if (0 == rc && (!rec_end || !log_end)) {
