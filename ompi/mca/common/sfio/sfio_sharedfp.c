@@ -98,28 +98,19 @@ static void pending_put(pending_t *p, const ompio_file_t *fh, mca_common_sfio_co
     pthread_mutex_unlock(&pending_lock);
 }
 
-/* fh's pending service, out of the list (NULL: none). */
-static pending_t *pending_take(const ompio_file_t *fh)
+/* fh's pending service (NULL: none), taken out of the list when take. */
+static pending_t *pending_lookup(const ompio_file_t *fh, bool take)
 {
     pending_t *p = NULL;
     pthread_mutex_lock(&pending_lock);
     for (pending_t **pp = &pending_head; NULL != *pp; pp = &(*pp)->next) {
         if ((*pp)->fh == fh) {
             p = *pp;
-            *pp = p->next;
+            if (take) {
+                *pp = p->next;
+            }
             break;
         }
-    }
-    pthread_mutex_unlock(&pending_lock);
-    return p;
-}
-
-/* fh's pending service, left in the list (NULL: none). */
-static pending_t *pending_find(const ompio_file_t *fh)
-{
-    pending_t *p = NULL;
-    pthread_mutex_lock(&pending_lock);
-    for (p = pending_head; NULL != p && p->fh != fh; p = p->next) {
     }
     pthread_mutex_unlock(&pending_lock);
     return p;
@@ -254,13 +245,13 @@ void mca_common_sfio_sharedfp_unquery(ompio_file_t *fh)
     if (NULL != file) {
         file->sharedfp_page_wanted = false;
     }
-    (void) pending_drop(pending_take(fh));
+    (void) pending_drop(pending_lookup(fh, true));
 }
 
 int mca_common_sfio_sharedfp_page_create(const ompio_file_t *fh, char *name, size_t name_size)
 {
     static bool warned = false;
-    pending_t *p = pending_find(fh);
+    pending_t *p = pending_lookup(fh, false);
     name[0] = '\0';
     if (NULL == p) {
         return -ENOMEM;   /* the query could not keep it */
@@ -281,7 +272,7 @@ int mca_common_sfio_sharedfp_page_create(const ompio_file_t *fh, char *name, siz
 
 int mca_common_sfio_sharedfp_page_attach(const ompio_file_t *fh, const char *name)
 {
-    pending_t *p = pending_find(fh);
+    pending_t *p = pending_lookup(fh, false);
     if (NULL == p) {
         return -ENOMEM;
     }
@@ -294,7 +285,7 @@ void mca_common_sfio_sharedfp_page_settle(const ompio_file_t *fh, bool everywher
     if (NULL != name && '\0' != name[0]) {
         unlink(name);   /* the creator's: every rank has attached or failed */
     }
-    pending_t *p = pending_find(fh);
+    pending_t *p = pending_lookup(fh, false);
     if (NULL != p && !everywhere) {
         /* _open makes the service by its own collectives instead */
         (void) mca_common_sfio_coord_close(p->coord);
@@ -329,7 +320,7 @@ int mca_common_sfio_sharedfp_open(struct ompi_communicator_t *comm, const char *
     struct mca_sharedfp_base_data_t *sh;
     sfp_file_t *f;
     mca_common_sfio_coord_t *coord = NULL;
-    pending_t *p = pending_take(fh);
+    pending_t *p = pending_lookup(fh, true);
     int rc;
     if (NULL != p && NULL != p->coord) {
         /* Every rank has its service and memory from the query (or the fs
@@ -383,7 +374,7 @@ int mca_common_sfio_sharedfp_close(ompio_file_t *fh)
         /* OMPIO opens the fs after selecting sharedfp: when that fails,
          * the open never comes and the file's close (on every rank, the fs
          * agrees on its error) frees what the query made */
-        return sfp_error(pending_drop(pending_take(fh)));
+        return sfp_error(pending_drop(pending_lookup(fh, true)));
     }
     sfp_file_t *f = sh->selected_module_data;
     int rc = 0;
