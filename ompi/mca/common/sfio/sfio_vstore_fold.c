@@ -193,8 +193,8 @@ static int fold_read_logs(mca_common_sfio_vstore_t *s, const fold_pieces_t *fp,
  * bytes (the logs of one node are readable by every rank).  Logged pieces
  * closer than max_gap share one window; a window with holes is read from
  * the flat file first (no write of the group is in flight at a fold or a
- * compaction), so the file sees few large writes instead of one per piece.  That read-modify-write is
- * safe only while no other group has the file open: another collective
+ * compaction), so the file sees few large writes instead of one per
+ * piece.  That read-modify-write is safe only while no other group has the file open: another collective
  * open of it (MPI_COMM_SELF handles of one file, say) may write the holes
  * between the read and the write back, and its bytes would be lost.  So
  * this rank holds its window lock while it checks for other groups'

@@ -196,8 +196,9 @@ void mca_common_sfio_vstore_name(const char *path, const char *store_dir, int fl
 /* The unit in which reserved space is counted: fallocate allocates whole
  * blocks, so the bytes up to the end of the last block reserved have
  * theirs too.  The file system's block (f_bsize) where it says one of at
- * most 4 KiB; 4 KiB where it reports more (NFS says its transfer size, not
- * the server's block: no current local file system allocates less). */
+ * most 4 KiB; 4 KiB where it reports more (NFS reports its transfer size,
+ * not its server's block, which is 4 KiB on the usual server file
+ * systems). */
 static uint64_t reserve_unit(int fd)
 {
     struct statfs sf;
