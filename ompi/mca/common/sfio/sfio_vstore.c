@@ -110,13 +110,18 @@ int sfio_vstore_recbuf_reserve(mca_common_sfio_vstore_t *s, size_t n)
     return 0;
 }
 
-/* Closes the cached descriptors of other ranks' logs (reopened on use). */
+/* Closes the cached descriptors of other ranks' logs and record files
+ * (reopened on use). */
 void sfio_vstore_drop_readers(mca_common_sfio_vstore_t *s)
 {
     for (int r = 0; r < s->nranks; ++r) {
-        if (s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
+        if (s->log_fds && s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
             close(s->log_fds[r]);
             s->log_fds[r] = -1;
+        }
+        if (s->rec_fds && s->rec_fds[r] >= 0) {
+            close(s->rec_fds[r]);
+            s->rec_fds[r] = -1;
         }
     }
 }
@@ -298,7 +303,19 @@ static void read_records(rec_read_t *q)
         if (tmpfd >= 0) close(tmpfd);
         return;
     }
-    if (r != s->rank && tmpfd < 0) {
+    if (r != s->rank && tmpfd < 0 && !s->shared->records_remote) {
+        /* the tail came from the shared page, not the file's size: the
+         * descriptor may stay open, as the logs' do */
+        if (s->rec_fds[r] < 0) {
+            int cfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
+            if (cfd < 0) {
+                q->rc = cfd;
+                return;
+            }
+            s->rec_fds[r] = cfd;
+        }
+        fd = s->rec_fds[r];
+    } else if (r != s->rank && tmpfd < 0) {
         tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
         if (tmpfd < 0) {
             q->rc = tmpfd;

@@ -257,6 +257,8 @@ struct mca_common_sfio_vstore_t {
     bool caching_clients;
     int log_fd, rec_fd;
     int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
+    int *rec_fds;                /* per other rank, its record file, kept open where
+                                    the tails are shared (one node); else -1 */
     uint64_t log_tail, rec_tail;
     /* A copy of this rank's log [logcopy_base, + logcopy_len), kept until the fold
      * (at most fold.cache_max bytes), so the fold writes back from memory

@@ -134,13 +134,7 @@ static void store_free(mca_common_sfio_vstore_t *s)
     free(s->side_dir);
     free(s->side_prefix);
     free(s->logcopy);
-    if (s->log_fds) {
-        for (int r = 0; r < s->nranks; ++r) {
-            if (s->log_fds[r] >= 0 && s->log_fds[r] != s->log_fd) {
-                close(s->log_fds[r]);
-            }
-        }
-    }
+    sfio_vstore_drop_readers(s);
     if (s->log_fd >= 0) close(s->log_fd);
     if (s->rec_fd >= 0) close(s->rec_fd);
     if (s->coord && MAP_FAILED != (void *) s->coord) munmap(s->coord, s->coord_size);
@@ -148,6 +142,7 @@ static void store_free(mca_common_sfio_vstore_t *s)
     mca_common_sfio_vindex_destroy(&s->index);
     pthread_mutex_destroy(&s->lock);
     free(s->log_fds);
+    free(s->rec_fds);
     free(s->rec_cursor);
     free(s->fold_facts);
     free(s->fold_counts);
@@ -241,17 +236,20 @@ int mca_common_sfio_vstore_named_open(const mca_common_sfio_vstore_name_t *name,
     pthread_mutex_init(&s->lock, NULL);
     mca_common_sfio_vindex_init(&s->index, NULL);
     s->log_fds = malloc((size_t) coll->size * sizeof(int));
+    s->rec_fds = malloc((size_t) coll->size * sizeof(int));
     s->rec_cursor = calloc((size_t) coll->size, sizeof(uint64_t));
     s->fold_facts = calloc((size_t) coll->size, sizeof(*s->fold_facts));
     s->fold_counts = calloc((size_t) coll->size, sizeof(int));
     s->fold_displs = calloc((size_t) coll->size, sizeof(int));
-    for (int r = 0; s->log_fds && r < coll->size; ++r) {
-        s->log_fds[r] = -1;   /* store_free closes what is >= 0 */
+    for (int r = 0; r < coll->size; ++r) {
+        /* store_free closes what is >= 0 */
+        if (s->log_fds) s->log_fds[r] = -1;
+        if (s->rec_fds) s->rec_fds[r] = -1;
     }
     s->ident = name->ident;
     int rc = 0;
-    if (!s->log_fds || !s->rec_cursor || !s->fold_facts || !s->fold_counts || !s->fold_displs ||
-        !(s->dir = strdup(name->id)) || !(s->side_dir = strdup(name->id)) ||
+    if (!s->log_fds || !s->rec_fds || !s->rec_cursor || !s->fold_facts || !s->fold_counts ||
+        !s->fold_displs || !(s->dir = strdup(name->id)) || !(s->side_dir = strdup(name->id)) ||
         !(s->side_prefix = sfio_store_prefix(name->ident.ino))) {
         rc = -ENOMEM;
     }
