@@ -23,7 +23,7 @@ static void each_facts(void (*fn)(const mca_common_sfio_route_facts_t *f,
                                   const mca_common_sfio_route_t *r))
 {
     for (int m = 0; m < NMODES; ++m) {
-        for (unsigned bits = 0; bits < 128; ++bits) {
+        for (unsigned bits = 0; bits < 256; ++bits) {
             mca_common_sfio_route_facts_t f = {
                 .mode = mode_at(m),
                 .atomic = bits & 1, .read_only = bits & 2, .have_store = bits & 4,
@@ -31,6 +31,7 @@ static void each_facts(void (*fn)(const mca_common_sfio_route_facts_t *f,
                 .pcache_enabled = bits & 32,
                 /* only without a store: fs open made none for that reason */
                 .local_one_node = !(bits & 4) && (bits & 64),
+                .gate_open = !(bits & 4) && (bits & 64) && (bits & 128),
             };
             mca_common_sfio_route_t r = mca_common_sfio_route_decide(&f);
             fn(&f, &r);
@@ -57,7 +58,7 @@ static void non_atomic(const mca_common_sfio_route_facts_t *f, const mca_common_
     bool unfolded = f->have_store && f->store_attached;
     REQUIRE(r->kind == (unfolded ? MCA_COMMON_SFIO_ROUTE_STORE : MCA_COMMON_SFIO_ROUTE_POSIX));
     REQUIRE(r->with_store == unfolded);
-    REQUIRE(!r->with_objects && !r->with_pcache);
+    REQUIRE(!r->with_objects && !r->with_pcache && !r->with_gate);
     REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
 }
 
@@ -74,7 +75,7 @@ static void read_only(const mca_common_sfio_route_facts_t *f, const mca_common_s
     }
     REQUIRE(r->kind == (f->have_store ? MCA_COMMON_SFIO_ROUTE_STORE
                                       : MCA_COMMON_SFIO_ROUTE_POSIX));
-    REQUIRE(!r->with_objects && !r->with_pcache);
+    REQUIRE(!r->with_objects && !r->with_pcache && !r->with_gate);
     REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);
 }
 
@@ -100,6 +101,7 @@ static void versioning(const mca_common_sfio_route_facts_t *f, const mca_common_
                 r->lockmode);
         REQUIRE(r->with_objects == (f->objects_known && !f->local_one_node));
         REQUIRE(!r->with_pcache);
+        REQUIRE(r->with_gate == f->gate_open);
         REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK == r->say);
     } else {
         REQUIRE(MCA_COMMON_SFIO_ROUTE_NONE == r->kind);
@@ -126,6 +128,7 @@ static void lock_modes(const mca_common_sfio_route_facts_t *f, const mca_common_
     REQUIRE(MCA_COMMON_SFIO_ROUTE_LOCKED == r->kind);   /* read-only too: asked for */
     REQUIRE(want[f->mode] == r->lockmode);
     REQUIRE(!r->with_store);
+    REQUIRE(!r->with_gate);   /* a lock mode asked for by name locks every access */
     /* only list locks tell private bytes from shared ones */
     REQUIRE(r->with_objects == (f->objects_known && MCA_COMMON_SFIO_LOCK_LIST == r->lockmode));
     REQUIRE(MCA_COMMON_SFIO_ROUTE_SAY_NOTHING == r->say);

@@ -40,3 +40,17 @@ bool mca_common_sfio_fs_clients_cache(long f_type)
     unsigned long magic = magic_of(f_type);
     return SFIO_MAGIC_NFS == magic || SFIO_MAGIC_FUSE == magic;
 }
+
+bool mca_common_sfio_fs_serializes_writes(long f_type)
+{
+    switch (magic_of(f_type)) {
+    case 0xef53UL:        /* ext2, ext3, ext4 */
+    case 0x58465342UL:    /* XFS */
+    case 0x9123683eUL:    /* Btrfs */
+    case 0x01021994UL:    /* tmpfs */
+    case 0x2fc12fc1UL:    /* ZFS */
+        return true;
+    default:
+        return false;
+    }
+}

@@ -22,4 +22,10 @@ bool mca_common_sfio_fs_is_network(long f_type);
  * what it cached. */
 bool mca_common_sfio_fs_clients_cache(long f_type);
 
+/* True for local file systems known to make a write of one system call
+ * atomic against every other write of the file (ext2/3/4, XFS and Btrfs
+ * hold the inode lock across a buffered write, tmpfs too, ZFS a range
+ * lock): what auto's gate relies on (sfio_gate). */
+bool mca_common_sfio_fs_serializes_writes(long f_type);
+
 #endif

@@ -75,6 +75,10 @@ typedef struct mca_common_sfio_file_t {
      * locker (NULL: fcntl locks). */
     struct mca_common_sfio_locksvc_t *locksvc;
     mca_common_sfio_locker_t locker;
+    /* auto on one node over local storage: the group's gate (sfio_gate),
+     * opened at the first set_atomicity(fh, 1) (coord NULL: none). */
+    mca_common_sfio_gate_t gate;
+    bool gate_tried;
     /* The file system's magic (statfs of the file, at its first routed
      * access; 0: not known yet): what its locks need to be coherent. */
     long fs_type;
@@ -197,6 +201,8 @@ SFIO_EXPORT int mca_common_sfio_lock_backend_register(const mca_base_component_t
  * service's timeouts (see sfio_locksvc.h). */
 SFIO_EXPORT extern int mca_common_sfio_lock_backend;
 SFIO_EXPORT extern int mca_common_sfio_lock_atomic_mode;
+/* fbtl_versioned_auto_gate (sfio_ompio_gate.c) */
+SFIO_EXPORT extern bool mca_common_sfio_auto_gate;
 SFIO_EXPORT extern int64_t mca_common_sfio_lock_wait_ms;
 SFIO_EXPORT extern int64_t mca_common_sfio_lock_probe_ms;
 SFIO_EXPORT extern int64_t mca_common_sfio_lock_dead_ms;

@@ -95,6 +95,7 @@ static mca_common_sfio_route_t decide(ompio_file_t *fh, mca_common_sfio_file_t *
         .objects_known = atomic,
         .pcache_enabled = mca_common_sfio_pcache_limit > 0,
         .local_one_node = NULL != f && f->auto_local,
+        .gate_open = NULL != f && NULL != f->gate.coord,
     };
     if (facts.objects_known) {
         facts.objects_known = mca_common_sfio_route_decide(&facts).with_objects &&
@@ -107,8 +108,10 @@ static mca_common_sfio_route_t decide(ompio_file_t *fh, mca_common_sfio_file_t *
         if (!told_fallback) {
             told_fallback = true;
             opal_output_verbose(1, mca_common_sfio_output,
-                                "sfio: atomic mode of %s uses %s, not versioned: %s", name,
-                                lock_mode_name(r.lockmode), why_no_store(f));
+                                "sfio: atomic mode of %s uses %s%s, not versioned: %s", name,
+                                lock_mode_name(r.lockmode),
+                                r.with_gate ? " (none for a write of one system call)" : "",
+                                why_no_store(f));
         }
         break;
     case MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE:
@@ -152,13 +155,14 @@ static int route(ompio_file_t *fh, mca_common_sfio_atomic_mode_t mode,
         }
         bool by_service = NULL != f && NULL != f->locksvc;
         *path_p = (mca_common_sfio_path_t) {
-            .ops = ops_of_kind[r.kind],
+            .ops = r.with_gate ? &mca_common_sfio_path_gated : ops_of_kind[r.kind],
             .store = r.with_store ? f->store : NULL,
             .lockmode = r.lockmode,
             .locker = by_service ? &f->locker : NULL,
             .coherence = mca_common_sfio_route_lock_coherence(sfio_ompio_fs_type(fh, f), by_service),
             .objects = r.with_objects ? mca_common_sfio_file_objects(f) : NULL,
             .pcache = r.with_pcache ? pc : NULL,
+            .gate = r.with_gate ? &f->gate : NULL,
         };
         if (NULL != f) {
             f->route.valid = true;

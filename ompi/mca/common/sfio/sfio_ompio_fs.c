@@ -475,6 +475,8 @@ int mca_common_sfio_fs_close(ompio_file_t *fh)
         }
         int lrc = sfio_ompio_locksvc_close(f);
         err = MPI_SUCCESS != err ? err : lrc;
+        lrc = sfio_ompio_gate_close(f);
+        err = MPI_SUCCESS != err ? err : lrc;
         /* OMPIO unselects fcoll and sharedfp after fs close. */
         sfio_ompio_hooks_remove_at_close(f);
         sfio_ompio_untrack(fh);

@@ -440,6 +440,7 @@ static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
     if (OMPI_SUCCESS == rc && flag && NULL != f->store) {
         mca_common_sfio_vstore_floor_at_size(f->store);
     }
+    (void) sfio_ompio_gate_open(fh, f);
     /* A sieved atomic write rewrites the holes of its extent under a lock
      * every atomic writer takes; a non-atomic write takes none.  So where
      * writes may sieve, no rank starts writing in the new mode before

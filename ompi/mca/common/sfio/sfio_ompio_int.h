@@ -97,4 +97,13 @@ int sfio_ompio_locksvc_open(ompio_file_t *fh, mca_common_sfio_file_t *f);
 /* Collective at close: closes f's service, if any. */
 int sfio_ompio_locksvc_close(mca_common_sfio_file_t *f);
 
+/* Collective in set_atomicity, after io/ompio's: the first time rank 0's
+ * flag is 1, opens f's gate where auto takes locks on one node over local
+ * storage whose file system serializes writes (and the parameter
+ * allows).  Always MPI_SUCCESS: without a gate every access locks. */
+int sfio_ompio_gate_open(ompio_file_t *fh, mca_common_sfio_file_t *f);
+
+/* At close: closes f's gate, if any. */
+int sfio_ompio_gate_close(mca_common_sfio_file_t *f);
+
 #endif

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sfio_gate.h"
 #include "sfio_iobatch.h"
 #include "sfio_lockplan.h"
 #include "sfio_locks.h"
@@ -42,6 +43,7 @@ struct mca_common_sfio_path_t {
     mca_common_sfio_lock_coherence_t coherence; /* locked path: what its locks add */
     const mca_common_sfio_objects_t *objects;   /* private bytes, or NULL (all shared) */
     mca_common_sfio_pcache_t *pcache;           /* locked path: private bytes' cache, or NULL */
+    const mca_common_sfio_gate_t *gate;         /* gated path: the node's gate */
 };
 
 /* Atomic accesses as versions of the store (shadow writes, snapshot reads). */
@@ -51,6 +53,9 @@ extern const mca_common_sfio_path_ops_t mca_common_sfio_path_versions;
 extern const mca_common_sfio_path_ops_t mca_common_sfio_path_store;
 /* Atomic accesses under byte-range locks (lockmode: list, range, file). */
 extern const mca_common_sfio_path_ops_t mca_common_sfio_path_locked;
+/* The same behind the node's gate (sfio_gate): writes of one system call
+ * take no lock. */
+extern const mca_common_sfio_path_ops_t mca_common_sfio_path_gated;
 /* Plain POSIX calls. */
 extern const mca_common_sfio_path_ops_t mca_common_sfio_path_posix;
 

@@ -373,6 +373,12 @@ int mca_common_sfio_posix_write_segs(int fd, const mca_common_sfio_ioseg_t *segs
                                    written_p);
 }
 
+int mca_common_sfio_posix_write_in_turn(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                        uint64_t *written_p)
+{
+    return segs_transfer(fd, true, segs, nsegs, written_p);
+}
+
 int mca_common_sfio_posix_write_pieces(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                        uint64_t *written_p)
 {

@@ -68,6 +68,12 @@ void mca_common_sfio_posix_shutdown(void);
 int mca_common_sfio_posix_write_segs(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
                                      uint64_t *written_p);
 
+/* As write_segs, on the calling thread alone: segments that follow each
+ * other in the file, at most 1024 of them, go in one pwritev (more calls
+ * only if the kernel writes short). */
+int mca_common_sfio_posix_write_in_turn(int fd, const mca_common_sfio_ioseg_t *segs, size_t nsegs,
+                                        uint64_t *written_p);
+
 /* As write_segs and read_segs (no sieving), with up to the depth of
  * requests in flight however few the segments are: for callers whose
  * pieces are few but each costs a round trip (a fold's write-back and its

@@ -83,8 +83,11 @@ mca_common_sfio_route_t mca_common_sfio_route_decide(const mca_common_sfio_route
     if (MCA_COMMON_SFIO_ATOMIC_AUTO == mode->id) {
         /* no private-byte cache: what auto's write returned is in the
          * file, as with versions (listlock asked for by name caches) */
-        return locked(f, f->local_one_node ? MCA_COMMON_SFIO_LOCK_RANGE : MCA_COMMON_SFIO_LOCK_LIST,
-                      false, MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK);
+        mca_common_sfio_route_t r =
+            locked(f, f->local_one_node ? MCA_COMMON_SFIO_LOCK_RANGE : MCA_COMMON_SFIO_LOCK_LIST,
+                   false, MCA_COMMON_SFIO_ROUTE_SAY_FALLBACK);
+        r.with_gate = f->local_one_node && f->gate_open;
+        return r;
     }
     return (mca_common_sfio_route_t) { .kind = MCA_COMMON_SFIO_ROUTE_NONE,
                                        .say = MCA_COMMON_SFIO_ROUTE_SAY_NO_STORE };

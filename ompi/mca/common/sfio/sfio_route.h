@@ -65,6 +65,7 @@ typedef struct mca_common_sfio_route_facts_t {
     bool objects_known;     /* the private bytes of the current views are known */
     bool pcache_enabled;    /* private bytes may be cached (private_cache > 0) */
     bool local_one_node;    /* no store as auto's ranks share one node over local storage */
+    bool gate_open;         /* ... and the group opened the node's gate (sfio_gate) */
 } mca_common_sfio_route_facts_t;
 
 typedef struct mca_common_sfio_route_t {
@@ -73,6 +74,8 @@ typedef struct mca_common_sfio_route_t {
     bool with_store;        /* the path works on the store */
     bool with_objects;      /* private bytes skip versions and locks */
     bool with_pcache;       /* private bytes go to the file's cache (else written back first) */
+    bool with_gate;         /* LOCKED: one-call writes skip the locks, the gate keeps them
+                               apart from the locked accesses (sfio_gate) */
     mca_common_sfio_route_say_t say;
 } mca_common_sfio_route_t;
 
@@ -87,8 +90,9 @@ typedef struct mca_common_sfio_route_t {
  *  - auto without a store: on one node over local storage (the store
  *    was not made for that reason) one range lock per access, as the
  *    kernel serializes writes of one file there anyway and one lock is
- *    one system call; elsewhere list locks; never the private-byte cache
- *    (said at verbose 1);
+ *    one system call; with the node's gate open, a write of one system
+ *    call takes no lock at all; elsewhere list locks; never the
+ *    private-byte cache (said at verbose 1);
  *  - versioned without a store: none (an error, said once);
  *  - a lock mode: its locks, even read-only (the user asked for them).
  * Atomic accesses know the private bytes when the views say them; the

@@ -20,6 +20,7 @@ int mca_fbtl_versioned_atomic_mode = MCA_COMMON_SFIO_ATOMIC_AUTO;
 
 static bool sieve_enabled = true;
 static bool write_sieve_enabled = true;
+static bool auto_gate = true;
 static size_t sieve_max_gap = 4096;
 static size_t sieve_max_window = 16 * 1024 * 1024;
 static size_t sieve_max_block = 1024 * 1024;
@@ -57,6 +58,14 @@ static const mca_common_sfio_param_t params[] = {
       "read-modify-write under the lock, where the holes are small (see "
       "datasieving_max_gap); only under fcntl locks (not the lock service); list locks and "
       "versions never sieve writes" },
+    { "auto_gate", MCA_BASE_VAR_TYPE_BOOL, &auto_gate,
+      OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      "atomic_mode auto on one node's local storage (ext2/3/4, XFS, Btrfs, tmpfs, ZFS): an "
+      "atomic write of one file-contiguous piece takes no lock, because the kernel already "
+      "makes one write call atomic against the others there; a counter in the node's shared "
+      "memory keeps such writes apart from reads and multi-piece writes, which take their "
+      "range lock.  false: a range lock for every atomic access.  Give every rank the same "
+      "value" },
     { "datasieving_max_gap", MCA_BASE_VAR_TYPE_SIZE_T, &sieve_max_gap,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
       "Largest hole in bytes that a sieved read or write covers (larger holes split it)" },
@@ -162,6 +171,7 @@ static int versioned_open(void)
     };
     mca_common_sfio_lock_write_sieve = mca_fbtl_versioned_sieve;
     mca_common_sfio_lock_write_sieve.enabled = write_sieve_enabled;
+    mca_common_sfio_auto_gate = auto_gate;
     mca_common_sfio_lock_max_ranges = lock_max_ranges;
     mca_common_sfio_lock_service_max_ranges = lock_service_max_ranges;
     mca_common_sfio_lock_service_max_overtakes = lock_service_max_overtakes;
