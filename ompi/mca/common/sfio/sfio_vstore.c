@@ -200,16 +200,23 @@ int sfio_vstore_open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int
     return rc;
 }
 
-int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank)
+/* rank's file of kind ("log", "rec"), kept open in fds[rank] once opened
+ * for reading (sfio_vstore_drop_readers closes them). */
+static int reader_fd(mca_common_sfio_vstore_t *s, int *fds, const char *kind, int rank)
 {
-    if (s->log_fds[rank] < 0) {
-        int fd = sfio_vstore_open_in_store(s, "log", rank, O_RDONLY);
+    if (fds[rank] < 0) {
+        int fd = sfio_vstore_open_in_store(s, kind, rank, O_RDONLY);
         if (fd < 0) {
             return fd;
         }
-        s->log_fds[rank] = fd;
+        fds[rank] = fd;
     }
-    return s->log_fds[rank];
+    return fds[rank];
+}
+
+int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank)
+{
+    return reader_fd(s, s->log_fds, "log", rank);
 }
 
 /* ------------------------------------------------------------------ */
@@ -305,16 +312,14 @@ static void read_records(rec_read_t *q)
     }
     if (r != s->rank && tmpfd < 0 && !s->shared->records_remote) {
         /* the tail came from the shared page, not the file's size: the
-         * descriptor may stay open, as the logs' do */
-        if (s->rec_fds[r] < 0) {
-            int cfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
-            if (cfd < 0) {
-                q->rc = cfd;
-                return;
-            }
-            s->rec_fds[r] = cfd;
+         * descriptor may stay open, as the logs' do (records on one node
+         * are read by this thread alone: read_all_records starts helpers
+         * only for remote records) */
+        fd = reader_fd(s, s->rec_fds, "rec", r);
+        if (fd < 0) {
+            q->rc = fd;
+            return;
         }
-        fd = s->rec_fds[r];
     } else if (r != s->rank && tmpfd < 0) {
         tmpfd = sfio_vstore_open_in_store(s, "rec", r, O_RDONLY);
         if (tmpfd < 0) {
