@@ -296,7 +296,8 @@ done
 
 # The suite's default atomic mode: auto takes versions across nodes and on
 # network storage, range locks on one node over a local file system, no
-# lock there for a write of one system call (said at verbose 1).  Under the same checkers, and the choice as it is said.
+# lock there for a write of one system call (said at verbose 1).  Under
+# the same checkers, and the choice as it is said.
 if [ "$stock" = 0 ]; then
     m="$mpirun_cmd -np $mid --mca fs versioned --mca fbtl versioned --mca fbtl_versioned_verbose 1"
     m="$m --mca fs_versioned_verbose 1"
