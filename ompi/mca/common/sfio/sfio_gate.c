@@ -2,7 +2,6 @@
  * sfio_gate: the two-class gate (see header).
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <sched.h>
 
 #include "sfio_gate.h"

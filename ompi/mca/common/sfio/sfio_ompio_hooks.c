@@ -442,7 +442,8 @@ static int sfio_set_atomicity(struct ompi_file_t *file, int flag)
     }
     (void) sfio_ompio_gate_open(fh, f);
     /* A sieved atomic write rewrites the holes of its extent under a lock
-     * every atomic writer takes; a non-atomic write takes none.  So where
+     * every atomic writer takes (or, behind auto's gate, while no one-call
+     * writer is inside); a non-atomic write does neither.  So where
      * writes may sieve, no rank starts writing in the new mode before
      * every rank has finished writing in the old one. */
     if (was_atomic != f->atomic_root && mca_common_sfio_lock_write_sieve.enabled) {
