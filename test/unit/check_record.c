@@ -3,6 +3,8 @@
  * every truncation asks for more bytes (-EAGAIN) and every single-bit flip
  * is rejected, that malformed headers and wrapping ranges are rejected,
  * decoding of a log of concatenated records, and seeded random round trips.
+ * Records that carry their bytes: round trips, truncation, every bit flip
+ * (bytes and padding included), and the in-record-log mark.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 
 #include "sfio_check.h"
 #include "sfio_record.h"
+#include "sfio_util.h"
 
 typedef mca_common_sfio_range_t range_t;
 typedef mca_common_sfio_record_t record_t;
@@ -19,6 +22,7 @@ typedef mca_common_sfio_record_t record_t;
 #define ABORT MCA_COMMON_SFIO_RECORD_ABORT
 #define FRESH MCA_COMMON_SFIO_RECORD_FRESH
 #define HDR   MCA_COMMON_SFIO_RECORD_HEADER
+#define MARK  MCA_COMMON_SFIO_RECORD_IN_RECLOG
 
 /* Field offsets of the layout documented in sfio_record.h. */
 #define OFF_MAGIC   0
@@ -434,6 +438,179 @@ START_TEST(test_random_roundtrips)
 }
 END_TEST
 
+/* A CARRIED record of n ranges (lengths 0 - 40) with patterned bytes,
+ * followed by slack zero bytes; returns the buffer, *size_p its record's
+ * size, *bytes_p the carried bytes. */
+static uint64_t *carried(uint32_t n, size_t slack, uint64_t data_at, range_t *r,
+                         size_t *size_p, uint64_t *bytes_p)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        r[i] = (range_t) { rnd_below(1u << 20), rnd_below(41) };
+        bytes += r[i].length;
+    }
+    size_t size = mca_common_sfio_record_carried_size(n, bytes);
+    uint64_t *buf = calloc((size + slack + 7) / 8 + 1, 8);
+    ck_assert_ptr_nonnull(buf);
+    memset(buf, 0xee, size + slack);   /* padding must be zeroed by the encoder */
+    unsigned char *d = (unsigned char *) buf + mca_common_sfio_record_size(n);
+    for (uint64_t i = 0; i < bytes; ++i) d[i] = (unsigned char) (i * 7 + 3);
+    memset((unsigned char *) buf + size, 0, slack);
+    mca_common_sfio_record_encode_carried(buf, 1 + rnd_below(1000), data_at, r, n);
+    *size_p = size;
+    *bytes_p = bytes;
+    return buf;
+}
+
+START_TEST(test_carried_roundtrip)
+{
+    rng_state = 0xca77u;
+    for (uint32_t n = 0; n <= 6; ++n) {
+        range_t r[6];
+        size_t size;
+        uint64_t bytes;
+        uint64_t *buf = carried(n, 0, 4096 + 8 * n, r, &size, &bytes);
+        record_t rec;
+        ck_assert_uint_eq(size % 8, 0);
+        REQUIRE(0 == mca_common_sfio_record_decode(buf, size, &rec));
+        REQUIRE(WRITE == rec.kind);
+        ck_assert_uint_eq(rec.size, size);
+        ck_assert_uint_eq(rec.data_bytes, bytes);
+        ck_assert_uint_eq(rec.log_offset, (4096 + 8 * n) | MARK);
+        ck_assert_ptr_eq(rec.data, (unsigned char *) buf + mca_common_sfio_record_size(n));
+        for (uint64_t i = 0; i < bytes; ++i) {
+            REQUIRE(((const unsigned char *) rec.data)[i] == (unsigned char) (i * 7 + 3));
+        }
+        for (size_t avail = 0; avail < size; ++avail) {
+            REQUIRE(-EAGAIN == mca_common_sfio_record_decode(buf, avail, &rec));
+        }
+        free(buf);
+    }
+    /* a plain record decodes without data */
+    uint64_t *plain = alloc_buf(1, 0);
+    range_t one = { 5, 5 };
+    record_t rec;
+    mca_common_sfio_record_encode(plain, WRITE, 3, 77, &one, 1);
+    REQUIRE(0 == mca_common_sfio_record_decode(plain, mca_common_sfio_record_size(1), &rec));
+    ck_assert_ptr_null(rec.data);
+    free(plain);
+}
+END_TEST
+
+/* Every bit of a carried record, its bytes and padding included, is
+ * checked: a flip is rejected, or asks for more bytes when it made the
+ * record claim more than there is. */
+START_TEST(test_carried_bit_flips)
+{
+    rng_state = 0xf11bu;
+    for (uint32_t n = 1; n <= 4; ++n) {
+        range_t r[4];
+        size_t size;
+        uint64_t bytes;
+        uint64_t *orig = carried(n, 64, 1024, r, &size, &bytes);
+        uint64_t *buf = calloc((size + 64 + 7) / 8 + 1, 8);
+        ck_assert_ptr_nonnull(buf);
+        for (size_t bit = 0; bit < size * 8; ++bit) {
+            memcpy(buf, orig, size + 64);
+            ((unsigned char *) buf)[bit / 8] ^= (unsigned char) (1u << (bit % 8));
+            record_t rec;
+            int rc = mca_common_sfio_record_decode(buf, size + 64, &rec);
+            if (0 == rc) {
+                ck_abort_msg("n %u: flip of bit %zu of %zu accepted", n, bit, size * 8);
+            }
+            REQUIRE(-EBADMSG == rc || -EAGAIN == rc);
+        }
+        free(orig);
+        free(buf);
+    }
+}
+END_TEST
+
+/* Re-signs buf (a record of n ranges carrying bytes) after a test edits
+ * its header, so that only the rule under test can reject it. */
+static void resign(uint64_t *buf, uint32_t n, uint64_t bytes)
+{
+    uint64_t h = mca_common_sfio_fnv1a(MCA_COMMON_SFIO_FNV1A_INIT, buf, 32);
+    h = mca_common_sfio_fnv1a(h, (unsigned char *) buf + HDR, n * sizeof(range_t) + bytes);
+    memcpy((unsigned char *) buf + OFF_SUM, &h, 8);
+}
+
+START_TEST(test_carried_mark)
+{
+    rng_state = 0x3a2bu;
+    range_t r[2];
+    size_t size;
+    uint64_t bytes;
+    record_t rec;
+    uint64_t *buf = carried(2, 0, 512, r, &size, &bytes);
+    REQUIRE(0 == mca_common_sfio_record_decode(buf, size, &rec));
+    /* a carried record whose offset is not in the record log */
+    uint64_t off = 512;
+    memcpy((unsigned char *) buf + OFF_LOG, &off, 8);
+    resign(buf, 2, bytes);
+    REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));
+    off = 512 | MARK;
+    memcpy((unsigned char *) buf + OFF_LOG, &off, 8);
+    resign(buf, 2, bytes);
+    REQUIRE(0 == mca_common_sfio_record_decode(buf, size, &rec));
+    /* non-zero padding, re-signed: still rejected */
+    if (size > mca_common_sfio_record_size(2) + bytes) {
+        ((unsigned char *) buf)[size - 1] = 1;
+        REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));
+    }
+    free(buf);
+    /* more bytes than a record may carry */
+    range_t big = { 0, MCA_COMMON_SFIO_RECORD_MAX_CARRIED + 1 };
+    uint64_t *hdr = alloc_buf(1, 0);
+    mca_common_sfio_record_encode(hdr, WRITE, 4, 64, &big, 1);
+    uint32_t k = 5;   /* CARRIED */
+    memcpy((unsigned char *) hdr + OFF_KIND, &k, 4);
+    off = 64 | MARK;
+    memcpy((unsigned char *) hdr + OFF_LOG, &off, 8);
+    REQUIRE(-EBADMSG == mca_common_sfio_record_decode(hdr, mca_common_sfio_record_size(1), &rec));
+    free(hdr);
+}
+END_TEST
+
+/* Carried and plain records back to back decode one after the other. */
+START_TEST(test_carried_concatenated)
+{
+    rng_state = 0xc0c0u;
+    size_t cap = 64 * 1024, at = 0, count = 0;
+    unsigned char *log = calloc(cap / 8, 8);
+    ck_assert_ptr_nonnull(log);
+    uint64_t expect_bytes[64];
+    while (count < 64) {
+        range_t r[3];
+        size_t size;
+        uint64_t bytes;
+        if (rnd_below(2)) {
+            uint64_t *rec = carried(1 + (uint32_t) rnd_below(3), 0,
+                                    at + 0 /* not checked */, r, &size, &bytes);
+            memcpy(log + at, rec, size);
+            free(rec);
+        } else {
+            r[0] = (range_t) { 10, 20 };
+            bytes = 0;
+            size = mca_common_sfio_record_size(1);
+            mca_common_sfio_record_encode(log + at, WRITE, 1 + count, 4096, r, 1);
+        }
+        expect_bytes[count++] = bytes;
+        at += size;
+    }
+    size_t pos = 0;
+    for (size_t i = 0; i < count; ++i) {
+        record_t rec;
+        REQUIRE(0 == mca_common_sfio_record_decode(log + pos, at - pos, &rec));
+        REQUIRE((NULL != rec.data) == (0 != (rec.log_offset & MARK)));
+        if (rec.data) ck_assert_uint_eq(rec.data_bytes, expect_bytes[i]);
+        pos += rec.size;
+    }
+    ck_assert_uint_eq(pos, at);
+    free(log);
+}
+END_TEST
+
 static Suite *record_suite(void)
 {
     Suite *s = suite_create("sfio_record");
@@ -445,6 +622,10 @@ static Suite *record_suite(void)
     tcase_add_test(tc, test_single_bit_flips);
     tcase_add_test(tc, test_bad_header);
     tcase_add_test(tc, test_wrapping_ranges);
+    tcase_add_test(tc, test_carried_roundtrip);
+    tcase_add_test(tc, test_carried_bit_flips);
+    tcase_add_test(tc, test_carried_mark);
+    tcase_add_test(tc, test_carried_concatenated);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("random");

@@ -2,6 +2,7 @@
  * sfio_record: encoding and validation of version records (see header).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "sfio_record.h"
@@ -10,12 +11,14 @@
 /* Largest range count a record may claim; guards decoding of garbage. */
 #define RECORD_MAX_RANGES (1u << 26)
 
-static uint64_t record_checksum(const unsigned char *buf, uint32_t nranges)
+/* Checksum of the header up to its checksum field, the ranges and the
+ * carried bytes (none for other kinds). */
+static uint64_t record_checksum(const unsigned char *buf, uint32_t nranges, uint64_t carried)
 {
     uint64_t h = MCA_COMMON_SFIO_FNV1A_INIT;
-    h = mca_common_sfio_fnv1a(h, buf, 32);   /* header up to the checksum field */
+    h = mca_common_sfio_fnv1a(h, buf, 32);
     return mca_common_sfio_fnv1a(h, buf + MCA_COMMON_SFIO_RECORD_HEADER,
-                 (size_t) nranges * sizeof(mca_common_sfio_range_t));
+                 (size_t) nranges * sizeof(mca_common_sfio_range_t) + (size_t) carried);
 }
 
 size_t mca_common_sfio_record_size(uint32_t nranges)
@@ -23,16 +26,17 @@ size_t mca_common_sfio_record_size(uint32_t nranges)
     return MCA_COMMON_SFIO_RECORD_HEADER + (size_t) nranges * sizeof(mca_common_sfio_range_t);
 }
 
-void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind, uint64_t version,
-                                   uint64_t log_offset, const mca_common_sfio_range_t *ranges,
-                                   uint32_t nranges)
+size_t mca_common_sfio_record_carried_size(uint32_t nranges, uint64_t bytes)
 {
-    unsigned char *p = buf;
-    uint64_t magic = MCA_COMMON_SFIO_RECORD_MAGIC;
-    uint32_t k = (uint32_t) kind;
+    return mca_common_sfio_record_size(nranges) + (size_t) ((bytes + 7) & ~(uint64_t) 7);
+}
 
+static void encode(unsigned char *p, uint32_t kind, uint64_t version, uint64_t log_offset,
+                   const mca_common_sfio_range_t *ranges, uint32_t nranges, uint64_t carried)
+{
+    uint64_t magic = MCA_COMMON_SFIO_RECORD_MAGIC;
     memcpy(p, &magic, 8);
-    memcpy(p + 8, &k, 4);
+    memcpy(p + 8, &kind, 4);
     memcpy(p + 12, &nranges, 4);
     memcpy(p + 16, &version, 8);
     memcpy(p + 24, &log_offset, 8);
@@ -40,8 +44,28 @@ void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind
         memcpy(p + MCA_COMMON_SFIO_RECORD_HEADER, ranges,
                (size_t) nranges * sizeof(mca_common_sfio_range_t));
     }
-    uint64_t sum = record_checksum(p, nranges);
+    uint64_t sum = record_checksum(p, nranges, carried);
     memcpy(p + 32, &sum, 8);
+}
+
+void mca_common_sfio_record_encode_carried(void *buf, uint64_t version, uint64_t data_at,
+                                           const mca_common_sfio_range_t *ranges,
+                                           uint32_t nranges)
+{
+    unsigned char *p = buf;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < nranges; ++i) bytes += ranges[i].length;
+    size_t at = mca_common_sfio_record_size(nranges) + (size_t) bytes;
+    memset(p + at, 0, mca_common_sfio_record_carried_size(nranges, bytes) - at);
+    encode(p, MCA_COMMON_SFIO_RECORD_CARRIED, version, data_at | MCA_COMMON_SFIO_RECORD_IN_RECLOG,
+           ranges, nranges, bytes);
+}
+
+void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind, uint64_t version,
+                                   uint64_t log_offset, const mca_common_sfio_range_t *ranges,
+                                   uint32_t nranges)
+{
+    encode(buf, (uint32_t) kind, version, log_offset, ranges, nranges, 0);
 }
 
 int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio_record_t *rec_p)
@@ -59,18 +83,18 @@ int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio
     memcpy(&version, p + 16, 8);
     memcpy(&log_offset, p + 24, 8);
     memcpy(&sum, p + 32, 8);
+    bool carried = MCA_COMMON_SFIO_RECORD_CARRIED == kind;
     if (MCA_COMMON_SFIO_RECORD_MAGIC != magic || nranges > RECORD_MAX_RANGES ||
         (MCA_COMMON_SFIO_RECORD_WRITE != kind && MCA_COMMON_SFIO_RECORD_ABORT != kind &&
-         MCA_COMMON_SFIO_RECORD_PLACE != kind && MCA_COMMON_SFIO_RECORD_FRESH != kind) ||
-        (0 == version) != (MCA_COMMON_SFIO_RECORD_FRESH == kind)) {
+         MCA_COMMON_SFIO_RECORD_PLACE != kind && MCA_COMMON_SFIO_RECORD_FRESH != kind &&
+         !carried) ||
+        (0 == version) != (MCA_COMMON_SFIO_RECORD_FRESH == kind) ||
+        (carried && !(log_offset & MCA_COMMON_SFIO_RECORD_IN_RECLOG))) {
         return -EBADMSG;
     }
     size_t size = mca_common_sfio_record_size(nranges);
     if (avail < size) {
         return -EAGAIN;
-    }
-    if (record_checksum(p, nranges) != sum) {
-        return -EBADMSG;
     }
     const mca_common_sfio_range_t *ranges =
         (const mca_common_sfio_range_t *) (p + MCA_COMMON_SFIO_RECORD_HEADER);
@@ -82,10 +106,28 @@ int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio
         }
         bytes += ranges[i].length;
     }
+    if (carried) {
+        if (bytes > MCA_COMMON_SFIO_RECORD_MAX_CARRIED) {
+            return -EBADMSG;
+        }
+        size = mca_common_sfio_record_carried_size(nranges, bytes);
+        if (avail < size) {
+            return -EAGAIN;
+        }
+        for (size_t i = mca_common_sfio_record_size(nranges) + (size_t) bytes; i < size; ++i) {
+            if (p[i]) {
+                return -EBADMSG;   /* the padding is zeros: every byte is checked */
+            }
+        }
+    }
+    if (record_checksum(p, nranges, carried ? bytes : 0) != sum) {
+        return -EBADMSG;
+    }
     *rec_p = (mca_common_sfio_record_t) {
-        .kind = (mca_common_sfio_record_kind_t) kind, .version = version,
-        .log_offset = log_offset, .nranges = nranges, .ranges = ranges,
-        .data_bytes = bytes, .size = size,
+        .kind = carried ? MCA_COMMON_SFIO_RECORD_WRITE : (mca_common_sfio_record_kind_t) kind,
+        .version = version, .log_offset = log_offset, .nranges = nranges, .ranges = ranges,
+        .data_bytes = bytes, .data = carried ? p + mca_common_sfio_record_size(nranges) : NULL,
+        .size = size,
     };
     return 0;
 }

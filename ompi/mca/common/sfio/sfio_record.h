@@ -11,6 +11,13 @@
  * Layout (little-endian host order; the store is node-local):
  *   u64 magic | u32 kind | u32 nranges | u64 version | u64 log_offset |
  *   u64 checksum | nranges x (u64 file_offset, u64 length)
+ *   [ | data, zero-padded to 8 bytes: CARRIED records only ]
+ *
+ * A small version carries its bytes in its record, so that it costs one
+ * request to the storage, not two.  Its log_offset then says where they
+ * start in the record log, marked MCA_COMMON_SFIO_RECORD_IN_RECLOG; the
+ * index keeps the mark, and whoever reads a piece reads it from the
+ * record log.  Its checksum covers the bytes too.
  */
 #ifndef MCA_COMMON_SFIO_RECORD_H
 #define MCA_COMMON_SFIO_RECORD_H
@@ -20,6 +27,11 @@
 
 #define MCA_COMMON_SFIO_RECORD_MAGIC 0x3143455253464953ull /* "SIFSREC1" */
 #define MCA_COMMON_SFIO_RECORD_HEADER 40u
+/* Marks a log offset that lies in the writer's record log; data logs
+ * stay below it. */
+#define MCA_COMMON_SFIO_RECORD_IN_RECLOG (1ull << 47)
+/* Most bytes a record may carry (writers carry far fewer). */
+#define MCA_COMMON_SFIO_RECORD_MAX_CARRIED (1ull << 20)
 
 typedef enum {
     MCA_COMMON_SFIO_RECORD_WRITE = 1,   /* bytes of a version, read through the index */
@@ -28,13 +40,15 @@ typedef enum {
                                            place after publishing (Logan and Dickens' private
                                            bytes): a redo journal, applied only by
                                            crash recovery */
-    MCA_COMMON_SFIO_RECORD_FRESH = 4    /* private bytes that held nothing yet (at or
+    MCA_COMMON_SFIO_RECORD_FRESH = 4,   /* private bytes that held nothing yet (at or
                                            past log_offset = the writer's fresh floor),
                                            written in place *before* the version is
                                            taken: an undo note without data.  Version
                                            0; the write is complete iff the writer's
                                            next record carries a published version,
                                            else recovery zeroes the ranges */
+    MCA_COMMON_SFIO_RECORD_CARRIED = 5  /* a WRITE record followed by its bytes; decoded
+                                           as WRITE with data set */
 } mca_common_sfio_record_kind_t;
 
 #include "sfio_rangelist.h"   /* mca_common_sfio_range_t */
@@ -47,7 +61,8 @@ typedef struct mca_common_sfio_record_t {
     uint32_t nranges;
     const mca_common_sfio_range_t *ranges;
     uint64_t data_bytes;   /* sum of range lengths */
-    size_t size;           /* encoded size in bytes */
+    const void *data;      /* a carried version's bytes, in the decoded buffer; else NULL */
+    size_t size;           /* encoded size in bytes, carried bytes included */
 } mca_common_sfio_record_t;
 
 /* Encoded size of a record with n ranges. */
@@ -57,6 +72,18 @@ size_t mca_common_sfio_record_size(uint32_t nranges);
 void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind, uint64_t version,
                                    uint64_t log_offset, const mca_common_sfio_range_t *ranges,
                                    uint32_t nranges);
+
+/* Encoded size of a CARRIED record with n ranges and bytes of data. */
+size_t mca_common_sfio_record_carried_size(uint32_t nranges, uint64_t bytes);
+
+/* Encodes a CARRIED record of version into buf, whose bytes the caller
+ * has put at buf + record_size(nranges) (bytes of them, the sum of the
+ * ranges' lengths); data_at: where they lie in the record log (the
+ * record's own position + record_size(nranges)).  buf holds at least
+ * record_carried_size bytes; the padding is zeroed. */
+void mca_common_sfio_record_encode_carried(void *buf, uint64_t version, uint64_t data_at,
+                                           const mca_common_sfio_range_t *ranges,
+                                           uint32_t nranges);
 
 /* Decodes the record at the start of buf (avail bytes).  Returns 0 and
  * *rec_p, -EAGAIN when avail is too short to hold the whole record (read
