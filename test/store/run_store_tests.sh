@@ -294,6 +294,20 @@ case_recover_rdwr() {
     return 0
 }
 
+def recover-carried "versions of 1 KiB carry their bytes in their records (data logs empty): a kill -9 crash is recovered from the records"
+case_recover_carried() {
+    crash "$np" "$cd/data" 35 65536 --pieces 64 || return 1
+    local st logged
+    st=$(stores "$cd" | head -1)
+    logged=$(cat "$st"/log.* 2>/dev/null | wc -c)
+    [ "$logged" = 0 ] || { why="the data logs hold $logged bytes: the versions did not carry them"; return 1; }
+    mpi "$np" --file "$cd/data" --amode rdwr --ref "$ref"
+    [ "$(open_class)" = MPI_SUCCESS ] || { why="open: $(open_class) $(tail_of "$err")"; return 1; }
+    cmp -s "$cd/data" "$ref" || { why="flat file differs after the recovering open: $(grep -m1 ' read ' "$out")"; return 1; }
+    [ "$(nstores "$cd")" = 0 ] || { why="store left after recovery and a clean close"; return 1; }
+    return 0
+}
+
 def ro-recover "finding 4: a read-only open recovers the crashed store before any rank reads"
 case_ro_recover() {
     crash "$np" "$cd/data" 31 65536 || return 1

@@ -399,12 +399,13 @@ static void report_stats(ompio_file_t *fh, const mca_common_sfio_vstore_stats_t 
     const mca_common_sfio_vstore_stats_t st = *stp;
     opal_output_verbose(1, mca_common_sfio_output,
                         "sfio: rank %d %s: in place %" PRIu64 " B (fresh %" PRIu64 " B), versioned %" PRIu64
-                        " B (deferred private %" PRIu64 " B) in %" PRIu64 " versions, overlaid reads %" PRIu64 " B, folded %" PRIu64
+                        " B (deferred private %" PRIu64 " B) in %" PRIu64 " versions (%" PRIu64 " carried by their records), overlaid reads %" PRIu64 " B, folded %" PRIu64
                         " B (%" PRIu64 " B from memory) in %" PRIu64 " folds (%" PRIu64 " by owner, %" PRIu64
                         " with records gathered), waits %" PRIu64
                         ", skipped dead versions %" PRIu64 ", fold windows split (other opens) %" PRIu64,
                         fh->f_rank, fh->f_filename ? fh->f_filename : "", st.bytes_in_place,
-                        st.bytes_fresh, st.bytes_versioned, st.bytes_deferred, st.versions, st.bytes_overlaid,
+                        st.bytes_fresh, st.bytes_versioned, st.bytes_deferred, st.versions,
+                        st.versions_carried, st.bytes_overlaid,
                         st.bytes_folded, st.bytes_fold_cached, st.folds, st.folds_by_owner, st.folds_gathered,
                         st.publish_waits, st.aborted_versions, st.fold_windows_split);
     if (st.compactions > 0) {

@@ -219,6 +219,17 @@ int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank)
     return reader_fd(s, s->log_fds, "log", rank);
 }
 
+int sfio_vstore_source_fd(mca_common_sfio_vstore_t *s, int rank, uint64_t *offset)
+{
+    if (*offset & MCA_COMMON_SFIO_RECORD_IN_RECLOG) {
+        *offset &= ~MCA_COMMON_SFIO_RECORD_IN_RECLOG;
+        /* its own through the descriptor it writes with, as its log: where
+         * clients cache, another descriptor may hold an older size */
+        return rank == s->rank && s->rec_fd >= 0 ? s->rec_fd : reader_fd(s, s->rec_fds, "rec", rank);
+    }
+    return sfio_vstore_log_fd_of(s, rank);
+}
+
 /* ------------------------------------------------------------------ */
 /* catching up with published versions                                */
 /* ------------------------------------------------------------------ */
@@ -260,7 +271,7 @@ int sfio_vstore_restart_index(mca_common_sfio_vstore_t *s, uint64_t folded)
         /* only a compaction moves heads (a fold puts them back to 0):
          * nothing to ask the shared state, rank by rank */
         memset(s->rec_cursor, 0, (size_t) s->nranks * sizeof(uint64_t));
-        s->log_head_seen = 0;
+        s->log_head_seen = s->rec_head_seen = 0;
         return 0;
     }
     for (int r = 0; r < s->nranks; ++r) {
@@ -271,6 +282,7 @@ int sfio_vstore_restart_index(mca_common_sfio_vstore_t *s, uint64_t folded)
         }
         if (r == s->rank) {
             s->log_head_seen = log_head;
+            s->rec_head_seen = s->rec_cursor[r];
         }
     }
     return 0;
@@ -286,6 +298,7 @@ typedef struct {
     char *buf;
     size_t len;
     bool exact;
+    bool carried;   /* a new record carries bytes: they are read from the record file */
     int rc;
 } rec_read_t;
 
@@ -483,6 +496,7 @@ int sfio_vstore_catch_up_with(mca_common_sfio_vstore_t *s, const sfio_vshared_ma
                 }
                 pend[npend++] = (mca_common_sfio_vindex_pending_t) { .rank = r, .record = rec };
                 note_extent(s, &rec);
+                q[r].carried |= NULL != rec.data;
             }
             pos += rec.size;
         }
@@ -490,9 +504,13 @@ int sfio_vstore_catch_up_with(mca_common_sfio_vstore_t *s, const sfio_vshared_ma
     }
     for (int r = 0; 0 == rc && s->caching_clients && r < s->nranks; ++r) {
         if (r != s->rank && cursor[r] != s->rec_cursor[r]) {
-            /* its log grew: this client may hold its old last page or size */
+            /* its logs grew: this client may hold their old last pages or sizes */
             int fd = sfio_vstore_log_fd_of(s, r);
             rc = fd < 0 ? fd : mca_common_sfio_posix_revalidate(fd);
+            if (0 == rc && q[r].carried) {
+                fd = reader_fd(s, s->rec_fds, "rec", r);
+                rc = fd < 0 ? fd : mca_common_sfio_posix_revalidate(fd);
+            }
         }
     }
     if (0 == rc) {

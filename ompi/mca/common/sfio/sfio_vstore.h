@@ -38,6 +38,7 @@ typedef struct mca_common_sfio_vstore_stats_t {
     uint64_t bytes_deferred;    /* ... of which private bytes deferred to the fold */
     uint64_t bytes_overlaid;    /* read from logs instead of the flat file */
     uint64_t versions;          /* versions this rank published */
+    uint64_t versions_carried;  /* ... of which carried their bytes in their records */
     uint64_t folds;             /* folds with something to write back */
     uint64_t bytes_folded;      /* bytes this rank wrote back at folds */
     uint64_t bytes_fold_cached; /* ... of which came from its log's copy in memory */

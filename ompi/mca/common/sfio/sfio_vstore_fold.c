@@ -84,12 +84,70 @@ static int by_owner_then_log_offset(const void *a, const void *b, void *ctx)
     return 0;
 }
 
+/* Bytes that records carry lie between record headers: a fold reads a
+ * run of them as one span of the record log (at most this long) and
+ * copies them out, rather than one request per piece. */
+#define CARRIED_SPAN_MAX (4u << 20)
+
+static int read_carried(int fd, const mca_common_sfio_ioseg_t *segs, size_t n)
+{
+    const uint64_t mark = MCA_COMMON_SFIO_RECORD_IN_RECLOG;
+    char *span = NULL;
+    int rc = 0;
+    for (size_t i = 0; 0 == rc && i < n;) {
+        uint64_t lo = segs[i].offset & ~mark, hi = lo + segs[i].length;
+        size_t j = i + 1;
+        while (j < n && (segs[j].offset & ~mark) + segs[j].length - lo <= CARRIED_SPAN_MAX) {
+            uint64_t end = (segs[j].offset & ~mark) + segs[j].length;
+            hi = end > hi ? end : hi;
+            j++;
+        }
+        if (!span && !(span = malloc(CARRIED_SPAN_MAX))) {
+            rc = -ENOMEM;
+            break;
+        }
+        ssize_t got = mca_common_sfio_posix_pread_full(fd, span, (size_t) (hi - lo), (off_t) lo);
+        if (got != (ssize_t) (hi - lo)) {
+            rc = got < 0 ? (int) got : -EIO;
+            break;
+        }
+        for (size_t k = i; k < j; ++k) {
+            memcpy(segs[k].buf, span + ((segs[k].offset & ~mark) - lo), (size_t) segs[k].length);
+        }
+        i = j;
+    }
+    free(span);
+    return rc;
+}
+
+/* Reads segs (offsets in one of rank's store files, ascending) from the
+ * descriptor source_fd gives for the first. */
+static int read_source(mca_common_sfio_vstore_t *s, int rank, const mca_common_sfio_ioseg_t *segs,
+                       size_t n)
+{
+    uint64_t at = segs[0].offset, got = 0;
+    int fd = sfio_vstore_source_fd(s, rank, &at);
+    if (fd < 0) {
+        return fd;
+    }
+    if (segs[0].offset & MCA_COMMON_SFIO_RECORD_IN_RECLOG) {
+        return read_carried(fd, segs, n);
+    }
+    int rc = mca_common_sfio_posix_read_pieces(fd, segs, n, &got);
+    if (0 == rc && got != mca_common_sfio_ioseg_total(segs, n)) {
+        rc = -EIO;
+    }
+    return rc;
+}
+
 /* Fills segs (offset: in rank's log, ascending; buf: destination) with
  * their logged bytes: this rank's own from its log's copy while it lasts,
  * the rest with one vectored read of the log (pieces back to back in the
- * log fuse into one request; sfio_posixio may keep several in flight).
- * Adds the bytes taken from the copy to *copied_p.  Returns 0, or a
- * negative errno (-EIO: a published piece is not wholly in its log). */
+ * log fuse into one request; sfio_posixio may keep several in flight),
+ * and bytes carried by records (their offsets marked, so last) in spans
+ * of the record log.  Adds the bytes taken from the copy to *copied_p.
+ * Returns 0, or a negative errno (-EIO: a published piece is not wholly
+ * in its log). */
 static int read_logged(mca_common_sfio_vstore_t *s, int rank, const mca_common_sfio_ioseg_t *segs,
                        size_t n, uint64_t *copied_p)
 {
@@ -103,17 +161,13 @@ static int read_logged(mca_common_sfio_vstore_t *s, int rank, const mca_common_s
             k++;
         }
     }
-    if (k == n) {
-        return 0;
+    size_t m = k;
+    while (m < n && !(segs[m].offset & MCA_COMMON_SFIO_RECORD_IN_RECLOG)) {
+        m++;
     }
-    int fd = sfio_vstore_log_fd_of(s, rank);
-    uint64_t got = 0;
-    if (fd < 0) {
-        return fd;
-    }
-    int rc = mca_common_sfio_posix_read_pieces(fd, segs + k, n - k, &got);
-    if (0 == rc && got != mca_common_sfio_ioseg_total(segs + k, n - k)) {
-        rc = -EIO;
+    int rc = m > k ? read_source(s, rank, segs + k, m - k) : 0;
+    if (0 == rc && n > m) {
+        rc = read_source(s, rank, segs + m, n - m);
     }
     return rc;
 }
@@ -708,7 +762,7 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
         sfio_vstore_drop_readers(s);
         s->folded_seen = P;
         s->folded_known = true;
-        s->log_head_seen = 0;
+        s->log_head_seen = s->rec_head_seen = 0;
         mca_common_sfio_vindex_clear(&s->index);
         s->max_end = 0;
         s->min_start = UINT64_MAX;
@@ -747,7 +801,8 @@ bool sfio_vstore_over_bounds(const mca_common_sfio_vstore_t *s)
 {
     /* as of this rank's last catch-up, or its last version (every lower
      * one was taken, published or not): no round trip to the service */
-    uint64_t live_log = s->log_tail - s->log_head_seen;
+    uint64_t live_log = s->log_tail - s->log_head_seen +
+                        (s->rec_tail > s->rec_head_seen ? s->rec_tail - s->rec_head_seen : 0);
     uint64_t newest = s->taken_last > s->seen ? s->taken_last : s->seen;
     uint64_t waiting = newest > s->folded_seen ? newest - s->folded_seen : 0;
     return (s->max_log && live_log > s->max_log) || (s->max_versions && waiting > s->max_versions);
@@ -804,9 +859,9 @@ static int folded_prefix(mca_common_sfio_vstore_t *s, int r, uint64_t P, uint64_
             }
         } else if (rec.version > P) {
             break;
-        } else if (MCA_COMMON_SFIO_RECORD_WRITE == rec.kind ||
+        } else if ((MCA_COMMON_SFIO_RECORD_WRITE == rec.kind && !rec.data) ||
                    MCA_COMMON_SFIO_RECORD_PLACE == rec.kind) {
-            uint64_t end = rec.log_offset + rec.data_bytes;
+            uint64_t end = rec.log_offset + rec.data_bytes;   /* carried bytes: not in the log */
             if (end > *log_p) *log_p = end;
         }
         pos += rec.size;

@@ -246,6 +246,8 @@ struct mca_common_sfio_vstore_t {
     uint64_t folded_seen;        /* folded as of the last catch-up */
     bool folded_known;           /* folded_seen was read from the shared state */
     uint64_t log_head_seen;      /* this rank's log head as of the last catch-up */
+    uint64_t rec_head_seen;      /* ... and its record log's (bytes carried there count
+                                    against the log bound too) */
     /* Across nodes on a file system whose clients cache (NFS, FUSE): what a
      * rank wrote (log, record, flat file) reaches another node only once
      * it is on the server, and another node reads it only after it
@@ -257,8 +259,9 @@ struct mca_common_sfio_vstore_t {
     bool caching_clients;
     int log_fd, rec_fd;
     int *log_fds;                /* per rank, opened on first use; [rank] = log_fd */
-    int *rec_fds;                /* per other rank, its record file, kept open where
-                                    the tails are shared (one node); else -1 */
+    int *rec_fds;                /* per other rank, its record file for reading, kept
+                                    open where the tails are shared (one node) and
+                                    for carried bytes; else -1 */
     uint64_t log_tail, rec_tail;
     /* A copy of this rank's log [logcopy_base, + logcopy_len), kept until the fold
      * (at most fold.cache_max bytes), so the fold writes back from memory
@@ -357,6 +360,11 @@ void sfio_vstore_stores_remove(mca_common_sfio_vstore_t *s);
 int sfio_vstore_open_in_store(mca_common_sfio_vstore_t *s, const char *kind, int rank, int flags);
 
 int sfio_vstore_log_fd_of(mca_common_sfio_vstore_t *s, int rank);
+
+/* The descriptor that holds rank's logged bytes at *offset: its data log,
+ * or its record log for bytes a record carries (the mark is taken off
+ * *offset). */
+int sfio_vstore_source_fd(mca_common_sfio_vstore_t *s, int rank, uint64_t *offset);
 
 /* Closes the cached descriptors of other ranks' logs: after a fold the
  * logs start over at offset 0, and on NFS only an open revalidates what

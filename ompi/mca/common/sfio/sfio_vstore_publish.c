@@ -147,18 +147,27 @@ static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range
     return rc;
 }
 
+/* Bytes a version of shared bytes alone may carry in its record instead
+ * of its log: one request to the storage instead of two (the data, then
+ * the record).  Whoever reads the record log reads them too, so only
+ * small versions pay off. */
+#define CARRY_MAX 1024
+
 /* Makes one version of an atomic write: shared segs become readable
  * through the index; place segs (Logan and Dickens' private bytes over old data)
  * are journaled and put in place only after the version is published;
  * fresh segs (private bytes over nothing) were put in place before it,
  * after a FRESH undo note.  So a crash leaves either the whole write
  * (recovery redoes the journaled part) or none of it (recovery zeroes
- * the fresh part).  Returns 0 or a negative errno. */
+ * the fresh part).  A small version of shared bytes alone goes into its
+ * record, not the log.  Returns 0 or a negative errno. */
 static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_t *shared,
                          size_t nshared, const mca_common_sfio_ioseg_t *place, size_t nplace,
                          const mca_common_sfio_ioseg_t *fresh, size_t nfresh)
 {
     size_t n = nshared + nplace;
+    uint64_t shared_bytes = mca_common_sfio_ioseg_total(shared, nshared);
+    bool carry = 0 == nplace && 0 == nfresh && shared_bytes > 0 && shared_bytes <= CARRY_MAX;
     int lrc = sfio_vstore_ensure_logs(s);
     if (0 == lrc && nfresh > 0) {
         lrc = write_fresh(s, fresh, nfresh);
@@ -180,22 +189,25 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     uint32_t nr_shared = sfio_vstore_layout(shared, nshared, &tail, logsegs, ranges);
     uint64_t place_start = tail;
     uint32_t nr_place = sfio_vstore_layout(place, nplace, &tail, logsegs + nshared, ranges + nr_shared);
-    if (tail > MCA_COMMON_SFIO_VINDEX_MAX_LOG) {
+    size_t size_shared = !nr_shared ? 0 : carry ? mca_common_sfio_record_carried_size(nr_shared,
+                                                                                 shared_bytes)
+                                               : mca_common_sfio_record_size(nr_shared);
+    /* where its bytes end, in the record log or in the data log */
+    if ((carry ? s->rec_tail + size_shared : tail) > MCA_COMMON_SFIO_RECORD_IN_RECLOG) {
         rc = -EFBIG;
     }
     if (0 == rc) {
         rc = reserve_flat(s, ranges, nr_shared + nr_place);
     }
     uint64_t written = 0;
-    if (0 == rc) {
+    if (0 == rc && !carry) {
         rc = mca_common_sfio_posix_write_segs(s->log_fd, logsegs, n, &written);
     }
     s->log_tail = start + written;   /* never reuse log bytes, even after a failure */
-    if (0 == rc) {
+    if (0 == rc && !carry) {
         sfio_vstore_logcopy_append(s, start, logsegs, n);
     }
     free(logsegs);
-    size_t size_shared = nr_shared ? mca_common_sfio_record_size(nr_shared) : 0;
     /* A fresh-only write still needs a record of a published version: its
      * completion mark (an empty PLACE record). */
     size_t size_place = (nr_place || !nr_shared) ? mca_common_sfio_record_size(nr_place) : 0;
@@ -216,7 +228,15 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     if (v > s->taken_last) {
         s->taken_last = v;
     }
-    if (nr_shared) {
+    if (carry) {
+        size_t head = mca_common_sfio_record_size(nr_shared);
+        char *data = (char *) s->recbuf + head;
+        for (size_t i = 0; i < nshared; ++i) {
+            memcpy(data, shared[i].buf, (size_t) shared[i].length);
+            data += shared[i].length;
+        }
+        mca_common_sfio_record_encode_carried(s->recbuf, v, s->rec_tail + head, ranges, nr_shared);
+    } else if (nr_shared) {
         mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
                                       nr_shared);
     }
@@ -227,7 +247,7 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     free(ranges);
     rc = append_record(s, size_shared + size_place);
     if (0 == rc && s->caching_clients &&
-        (0 != fdatasync(s->log_fd) || 0 != fdatasync(s->rec_fd))) {
+        ((!carry && 0 != fdatasync(s->log_fd)) || 0 != fdatasync(s->rec_fd))) {
         rc = -errno;   /* another node might not see it: the write failed */
     }
     if (0 != rc) {
@@ -247,7 +267,8 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     }
     if (0 == rc) {
         s->stats.versions++;
-        for (size_t i = 0; i < nshared; ++i) s->stats.bytes_versioned += shared[i].length;
+        s->stats.versions_carried += carry;
+        s->stats.bytes_versioned += shared_bytes;
     }
     /* Published: now the private bytes may reach the flat file. */
     if (0 == rc && nplace > 0) {
@@ -440,12 +461,13 @@ static int overlay_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
     if (p->rank < 0) {
         return 0;
     }
-    int fd = sfio_vstore_log_fd_of(o->s, p->rank);
+    uint64_t at = p->log_offset;
+    int fd = sfio_vstore_source_fd(o->s, p->rank, &at);
     if (fd < 0) {
         return o->rc = fd;
     }
     char *dst = (char *) o->seg->buf + (p->offset - o->seg->offset);
-    ssize_t got = mca_common_sfio_posix_pread_full(fd, dst, (size_t) p->length, p->log_offset);
+    ssize_t got = mca_common_sfio_posix_pread_full(fd, dst, (size_t) p->length, at);
     if (got != (ssize_t) p->length) {
         return o->rc = got < 0 ? (int) got : -EIO;
     }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "sfio_fsmagic.h"
+#include "sfio_posixio.h"
 #include "sfio_vstore.h"
 #include "sfio_vstore_int.h"
 #include "sfio_vindex.h"
@@ -42,14 +43,32 @@ typedef struct {
     int *log_fds;
     int flat_fd;
     char *buf;
+    const char *const *recs;     /* per rank, its record log from recs_at[rank] on */
+    const uint64_t *recs_at;
+    const size_t *recs_len;
     int rc;
 } apply_ctx_t;
 
 static int apply_piece(const mca_common_sfio_vpiece_t *p, void *ctx)
 {
     apply_ctx_t *r = ctx;
-    int rc = sfio_copy_range(r->log_fds[p->rank], p->log_offset, r->flat_fd, p->offset, p->length,
+    int rc;
+    if (p->log_offset & MCA_COMMON_SFIO_RECORD_IN_RECLOG) {
+        /* bytes a record carried: in the records read already */
+        uint64_t at = p->log_offset & ~MCA_COMMON_SFIO_RECORD_IN_RECLOG;
+        if (at < r->recs_at[p->rank] || p->length > r->recs_len[p->rank] ||
+            at - r->recs_at[p->rank] > r->recs_len[p->rank] - p->length) {
+            rc = -EBADMSG;
+        } else {
+            ssize_t put = mca_common_sfio_posix_pwrite_full(
+                r->flat_fd, r->recs[p->rank] + (at - r->recs_at[p->rank]), (size_t) p->length,
+                (off_t) p->offset);
+            rc = put == (ssize_t) p->length ? 0 : put < 0 ? (int) put : -EIO;
+        }
+    } else {
+        rc = sfio_copy_range(r->log_fds[p->rank], p->log_offset, r->flat_fd, p->offset, p->length,
                              r->buf, APPLY_CHUNK);
+    }
     return 0 == rc ? 0 : (r->rc = rc);
 }
 
@@ -167,6 +186,7 @@ static int coord_put(store_view_t *v, size_t field, uint64_t value)
 typedef struct {
     int nranks;
     char **bufs;
+    uint64_t *heads;      /* where bufs[r] starts in rank r's record log */
     size_t *lens;
     uint64_t *versions;   /* of the WRITE, PLACE and ABORT records */
     size_t nversions, cap;
@@ -176,6 +196,7 @@ static void records_free(store_records_t *s)
 {
     for (int r = 0; r < s->nranks && s->bufs; ++r) free(s->bufs[r]);
     free(s->bufs);
+    free(s->heads);
     free(s->lens);
     free(s->versions);
     *s = (store_records_t) { 0 };
@@ -187,8 +208,9 @@ static int records_load(const store_view_t *v, store_records_t *s, const char **
     *s = (store_records_t) { .nranks = (int) c->nranks };
     s->bufs = calloc((size_t) s->nranks, sizeof(char *));
     s->lens = calloc((size_t) s->nranks, sizeof(size_t));
+    s->heads = calloc((size_t) s->nranks, sizeof(uint64_t));
     *why_p = "cannot read it";
-    if (!s->bufs || !s->lens) {
+    if (!s->bufs || !s->lens || !s->heads) {
         return -ENOMEM;
     }
     for (int r = 0; r < s->nranks; ++r) {
@@ -211,6 +233,7 @@ static int records_load(const store_view_t *v, store_records_t *s, const char **
             return got < 0 ? (int) got : -EBADMSG;
         }
         s->lens[r] = len;
+        s->heads[r] = head;
         for (size_t pos = 0; pos < len;) {
             mca_common_sfio_record_t rec;
             if (0 != mca_common_sfio_record_decode(s->bufs[r] + pos, len - pos, &rec)) {
@@ -452,7 +475,9 @@ static int apply(store_view_t *v, int flat_fd, uint64_t *undone_p, const char **
     }
     free(undo.v);
     for (int r = 0; r < nranks && 0 == rc; ++r) {
-        apply_ctx_t ctx = { .log_fds = log_fds, .flat_fd = flat_fd, .buf = malloc(APPLY_CHUNK) };
+        apply_ctx_t ctx = { .log_fds = log_fds, .flat_fd = flat_fd, .buf = malloc(APPLY_CHUNK),
+                            .recs = (const char *const *) recs.bufs, .recs_at = recs.heads,
+                            .recs_len = recs.lens };
         rc = ctx.buf ? mca_common_sfio_vindex_foreach_rank(&index, r, apply_piece, &ctx) : -ENOMEM;
         if (0 == rc) rc = ctx.rc;
         free(ctx.buf);

@@ -46,7 +46,8 @@ static const mca_common_sfio_param_t params[] = {
       "store, atomic mode then needs the lock modes of fbtl/versioned" },
     { "store_max_log_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &mca_fs_versioned_store_max_log_bytes,
       OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-      "Bound of the versioned store between collective points: a rank whose log holds more "
+      "Bound of the versioned store between collective points: a rank whose logs (data, and "
+      "records with the small versions they carry) hold more "
       "unfolded bytes than this writes every published version into the file and frees "
       "the store's space (the other ranks pause their accesses meanwhile).  0: no bound" },
     { "store_max_versions", MCA_BASE_VAR_TYPE_SIZE_T, &mca_fs_versioned_store_max_versions,
