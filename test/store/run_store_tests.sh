@@ -294,8 +294,9 @@ case_recover_rdwr() {
     return 0
 }
 
-def recover-carried "versions of 1 KiB carry their bytes in their records (data logs empty): a kill -9 crash is recovered from the records"
+def recover-carried "on network storage, versions of 1 KiB carry their bytes in their records (data logs empty): a kill -9 crash is recovered from the records"
 case_recover_carried() {
+    MCA="--mca fbtl_versioned_storage network"   # records carry small versions there
     crash "$np" "$cd/data" 35 65536 --pieces 64 || return 1
     local st logged
     st=$(stores "$cd" | head -1)

@@ -456,7 +456,8 @@ static uint64_t *carried(uint32_t n, size_t slack, uint64_t data_at, range_t *r,
     unsigned char *d = (unsigned char *) buf + mca_common_sfio_record_size(n);
     for (uint64_t i = 0; i < bytes; ++i) d[i] = (unsigned char) (i * 7 + 3);
     memset((unsigned char *) buf + size, 0, slack);
-    mca_common_sfio_record_encode_carried(buf, 1 + rnd_below(1000), data_at, r, n);
+    uint64_t prepared = mca_common_sfio_record_carried_prepare(buf, n, bytes);
+    mca_common_sfio_record_encode_carried(buf, 1 + rnd_below(1000), data_at, r, n, prepared);
     *size_p = size;
     *bytes_p = bytes;
     return buf;
@@ -530,8 +531,11 @@ END_TEST
  * its header, so that only the rule under test can reject it. */
 static void resign(uint64_t *buf, uint32_t n, uint64_t bytes)
 {
-    uint64_t h = mca_common_sfio_fnv1a(MCA_COMMON_SFIO_FNV1A_INIT, buf, 32);
-    h = mca_common_sfio_fnv1a(h, (unsigned char *) buf + HDR, n * sizeof(range_t) + bytes);
+    const unsigned char *p = (const unsigned char *) buf;
+    uint64_t h = mca_common_sfio_fnv1a(MCA_COMMON_SFIO_FNV1A_INIT, p + HDR + n * sizeof(range_t),
+                                       bytes);   /* the bytes first, then header and ranges */
+    h = mca_common_sfio_fnv1a(h, p, 32);
+    h = mca_common_sfio_fnv1a(h, p + HDR, n * sizeof(range_t));
     memcpy((unsigned char *) buf + OFF_SUM, &h, 8);
 }
 

@@ -362,6 +362,8 @@ int mca_common_sfio_fs_open(struct ompi_communicator_t *comm, const char *filena
         mca_common_sfio_vstore_set_journal_private(store, options->journal_private);
         mca_common_sfio_fold_policy_t fold = options->fold;
         fold.hidden_groups = fold_groups_hidden(options, fh->fd);
+        fold.carry_small = mca_common_sfio_storage_is_network(mca_common_sfio_posix_storage,
+                                                              fh->fd);
         mca_common_sfio_vstore_set_fold_policy(store, &fold);
         opal_output_verbose(10, mca_common_sfio_output, "sfio: versioned store %s",
                             mca_common_sfio_vstore_dir(store));

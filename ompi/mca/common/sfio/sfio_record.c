@@ -11,14 +11,15 @@
 /* Largest range count a record may claim; guards decoding of garbage. */
 #define RECORD_MAX_RANGES (1u << 26)
 
-/* Checksum of the header up to its checksum field, the ranges and the
- * carried bytes (none for other kinds). */
-static uint64_t record_checksum(const unsigned char *buf, uint32_t nranges, uint64_t carried)
+/* Checksum of the header up to its checksum field and the ranges, from
+ * h: the initial value, or for a carried record the hash of its bytes
+ * (hashed first, so that a writer can hash them before it takes its
+ * version, outside the time others wait for it to publish). */
+static uint64_t record_checksum(const unsigned char *buf, uint32_t nranges, uint64_t h)
 {
-    uint64_t h = MCA_COMMON_SFIO_FNV1A_INIT;
     h = mca_common_sfio_fnv1a(h, buf, 32);
     return mca_common_sfio_fnv1a(h, buf + MCA_COMMON_SFIO_RECORD_HEADER,
-                 (size_t) nranges * sizeof(mca_common_sfio_range_t) + (size_t) carried);
+                                 (size_t) nranges * sizeof(mca_common_sfio_range_t));
 }
 
 size_t mca_common_sfio_record_size(uint32_t nranges)
@@ -32,7 +33,7 @@ size_t mca_common_sfio_record_carried_size(uint32_t nranges, uint64_t bytes)
 }
 
 static void encode(unsigned char *p, uint32_t kind, uint64_t version, uint64_t log_offset,
-                   const mca_common_sfio_range_t *ranges, uint32_t nranges, uint64_t carried)
+                   const mca_common_sfio_range_t *ranges, uint32_t nranges, uint64_t h)
 {
     uint64_t magic = MCA_COMMON_SFIO_RECORD_MAGIC;
     memcpy(p, &magic, 8);
@@ -44,28 +45,32 @@ static void encode(unsigned char *p, uint32_t kind, uint64_t version, uint64_t l
         memcpy(p + MCA_COMMON_SFIO_RECORD_HEADER, ranges,
                (size_t) nranges * sizeof(mca_common_sfio_range_t));
     }
-    uint64_t sum = record_checksum(p, nranges, carried);
+    uint64_t sum = record_checksum(p, nranges, h);
     memcpy(p + 32, &sum, 8);
+}
+
+uint64_t mca_common_sfio_record_carried_prepare(void *buf, uint32_t nranges, uint64_t bytes)
+{
+    unsigned char *data = (unsigned char *) buf + mca_common_sfio_record_size(nranges);
+    memset(data + bytes, 0, mca_common_sfio_record_carried_size(nranges, bytes) -
+                            mca_common_sfio_record_size(nranges) - (size_t) bytes);
+    return mca_common_sfio_fnv1a(MCA_COMMON_SFIO_FNV1A_INIT, data, (size_t) bytes);
 }
 
 void mca_common_sfio_record_encode_carried(void *buf, uint64_t version, uint64_t data_at,
                                            const mca_common_sfio_range_t *ranges,
-                                           uint32_t nranges)
+                                           uint32_t nranges, uint64_t prepared)
 {
-    unsigned char *p = buf;
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < nranges; ++i) bytes += ranges[i].length;
-    size_t at = mca_common_sfio_record_size(nranges) + (size_t) bytes;
-    memset(p + at, 0, mca_common_sfio_record_carried_size(nranges, bytes) - at);
-    encode(p, MCA_COMMON_SFIO_RECORD_CARRIED, version, data_at | MCA_COMMON_SFIO_RECORD_IN_RECLOG,
-           ranges, nranges, bytes);
+    encode(buf, MCA_COMMON_SFIO_RECORD_CARRIED, version, data_at | MCA_COMMON_SFIO_RECORD_IN_RECLOG,
+           ranges, nranges, prepared);
 }
 
 void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind, uint64_t version,
                                    uint64_t log_offset, const mca_common_sfio_range_t *ranges,
                                    uint32_t nranges)
 {
-    encode(buf, (uint32_t) kind, version, log_offset, ranges, nranges, 0);
+    encode(buf, (uint32_t) kind, version, log_offset, ranges, nranges,
+           MCA_COMMON_SFIO_FNV1A_INIT);
 }
 
 int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio_record_t *rec_p)
@@ -120,7 +125,11 @@ int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio
             }
         }
     }
-    if (record_checksum(p, nranges, carried ? bytes : 0) != sum) {
+    uint64_t h = MCA_COMMON_SFIO_FNV1A_INIT;
+    if (carried) {
+        h = mca_common_sfio_fnv1a(h, p + mca_common_sfio_record_size(nranges), (size_t) bytes);
+    }
+    if (record_checksum(p, nranges, h) != sum) {
         return -EBADMSG;
     }
     *rec_p = (mca_common_sfio_record_t) {

@@ -17,7 +17,8 @@
  * request to the storage, not two.  Its log_offset then says where they
  * start in the record log, marked MCA_COMMON_SFIO_RECORD_IN_RECLOG; the
  * index keeps the mark, and whoever reads a piece reads it from the
- * record log.  Its checksum covers the bytes too.
+ * record log.  Its checksum covers the bytes too (hashed before the
+ * header), and its padding must be zeros.
  */
 #ifndef MCA_COMMON_SFIO_RECORD_H
 #define MCA_COMMON_SFIO_RECORD_H
@@ -76,14 +77,17 @@ void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind
 /* Encoded size of a CARRIED record with n ranges and bytes of data. */
 size_t mca_common_sfio_record_carried_size(uint32_t nranges, uint64_t bytes);
 
-/* Encodes a CARRIED record of version into buf, whose bytes the caller
- * has put at buf + record_size(nranges) (bytes of them, the sum of the
- * ranges' lengths); data_at: where they lie in the record log (the
- * record's own position + record_size(nranges)).  buf holds at least
- * record_carried_size bytes; the padding is zeroed. */
+/* A CARRIED record in two steps.  The caller puts the bytes (bytes of
+ * them, the sum of the ranges' lengths) at buf + record_size(nranges);
+ * prepare zeroes the padding and returns the bytes' hash, which needs no
+ * version, so a writer calls it before it takes one.  encode_carried
+ * then writes the header and ranges of version; data_at: where the bytes
+ * lie in the record log (the record's own position + record_size).  buf
+ * holds at least record_carried_size bytes. */
+uint64_t mca_common_sfio_record_carried_prepare(void *buf, uint32_t nranges, uint64_t bytes);
 void mca_common_sfio_record_encode_carried(void *buf, uint64_t version, uint64_t data_at,
                                            const mca_common_sfio_range_t *ranges,
-                                           uint32_t nranges);
+                                           uint32_t nranges, uint64_t prepared);
 
 /* Decodes the record at the start of buf (avail bytes).  Returns 0 and
  * *rec_p, -EAGAIN when avail is too short to hold the whole record (read

@@ -644,12 +644,12 @@ void mca_common_sfio_vstore_set_fold_policy(mca_common_sfio_vstore_t *s,
     if (s->fold.window < 4096) {
         s->fold.window = 4096;
     }
+    bool in_memory = 0 == statfs(s->side_dir, &sf) && TMPFS_MAGIC == sf.f_type;
     if (s->fold.defer_max < 0) {
         /* deferred pieces pay off only in windows written whole */
-        s->fold.defer_max = !s->fold.hidden_groups && 0 == statfs(s->side_dir, &sf) &&
-                                    TMPFS_MAGIC == sf.f_type
-                                ? DEFER_MAX_IN_MEMORY : 0;
+        s->fold.defer_max = !s->fold.hidden_groups && in_memory ? DEFER_MAX_IN_MEMORY : 0;
     }
+    s->fold.carry_small = s->fold.carry_small && !in_memory;
 }
 
 void mca_common_sfio_vstore_floor_at_size(mca_common_sfio_vstore_t *s)

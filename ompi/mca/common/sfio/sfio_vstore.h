@@ -76,6 +76,9 @@ typedef struct mca_common_sfio_fold_policy_t {
     uint64_t max_log;           /* a rank whose log holds more unfolded bytes than this
                                    compacts the store (0: never) */
     uint64_t max_versions;      /* ... or when more versions than this await a fold */
+    bool carry_small;           /* small versions carry their bytes in their records, one
+                                   request instead of two: where each is a round trip
+                                   (network storage; never for a store in memory) */
     bool hidden_groups;         /* other groups of the file (other opens of it, each with
                                    its own store) may keep their stores where this one
                                    cannot see them: folds then never write a window with

@@ -93,6 +93,7 @@ static int read_carried(int fd, const mca_common_sfio_ioseg_t *segs, size_t n)
 {
     const uint64_t mark = MCA_COMMON_SFIO_RECORD_IN_RECLOG;
     char *span = NULL;
+    size_t cap = 0;
     int rc = 0;
     for (size_t i = 0; 0 == rc && i < n;) {
         uint64_t lo = segs[i].offset & ~mark, hi = lo + segs[i].length;
@@ -102,9 +103,13 @@ static int read_carried(int fd, const mca_common_sfio_ioseg_t *segs, size_t n)
             hi = end > hi ? end : hi;
             j++;
         }
-        if (!span && !(span = malloc(CARRIED_SPAN_MAX))) {
-            rc = -ENOMEM;
-            break;
+        if (hi - lo > cap) {
+            free(span);
+            cap = (size_t) (hi - lo);
+            if (!(span = malloc(cap))) {
+                rc = -ENOMEM;
+                break;
+            }
         }
         ssize_t got = mca_common_sfio_posix_pread_full(fd, span, (size_t) (hi - lo), (off_t) lo);
         if (got != (ssize_t) (hi - lo)) {

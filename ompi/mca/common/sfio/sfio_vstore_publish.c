@@ -148,9 +148,11 @@ static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range
 }
 
 /* Bytes a version of shared bytes alone may carry in its record instead
- * of its log: one request to the storage instead of two (the data, then
- * the record).  Whoever reads the record log reads them too, so only
- * small versions pay off. */
+ * of its log, where the policy says so: one request to the storage
+ * instead of two (the data, then the record).  Whoever reads the record
+ * log reads them too, so only small versions pay off; and the record is
+ * written while others wait for its version, so on local storage, where
+ * a request is cheap, the two stay apart. */
 #define CARRY_MAX 1024
 
 /* Makes one version of an atomic write: shared segs become readable
@@ -167,7 +169,8 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
 {
     size_t n = nshared + nplace;
     uint64_t shared_bytes = mca_common_sfio_ioseg_total(shared, nshared);
-    bool carry = 0 == nplace && 0 == nfresh && shared_bytes > 0 && shared_bytes <= CARRY_MAX;
+    bool carry = s->fold.carry_small && 0 == nplace && 0 == nfresh && shared_bytes > 0 &&
+                 shared_bytes <= CARRY_MAX;
     int lrc = sfio_vstore_ensure_logs(s);
     if (0 == lrc && nfresh > 0) {
         lrc = write_fresh(s, fresh, nfresh);
@@ -218,6 +221,16 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         free(ranges);
         return rc;
     }
+    uint64_t prepared = 0;
+    if (carry) {
+        /* everything but the version, before it is taken */
+        char *data = (char *) s->recbuf + mca_common_sfio_record_size(nr_shared);
+        for (size_t i = 0; i < nshared; ++i) {
+            memcpy(data, shared[i].buf, (size_t) shared[i].length);
+            data += shared[i].length;
+        }
+        prepared = mca_common_sfio_record_carried_prepare(s->recbuf, nr_shared, shared_bytes);
+    }
 
     uint64_t v = 0;
     rc = s->shared->take_version(s, &v);
@@ -229,13 +242,9 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         s->taken_last = v;
     }
     if (carry) {
-        size_t head = mca_common_sfio_record_size(nr_shared);
-        char *data = (char *) s->recbuf + head;
-        for (size_t i = 0; i < nshared; ++i) {
-            memcpy(data, shared[i].buf, (size_t) shared[i].length);
-            data += shared[i].length;
-        }
-        mca_common_sfio_record_encode_carried(s->recbuf, v, s->rec_tail + head, ranges, nr_shared);
+        mca_common_sfio_record_encode_carried(s->recbuf, v,
+                                              s->rec_tail + mca_common_sfio_record_size(nr_shared),
+                                              ranges, nr_shared, prepared);
     } else if (nr_shared) {
         mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
                                       nr_shared);
