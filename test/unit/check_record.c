@@ -589,8 +589,7 @@ START_TEST(test_carried_concatenated)
         size_t size;
         uint64_t bytes;
         if (rnd_below(2)) {
-            uint64_t *rec = carried(1 + (uint32_t) rnd_below(3), 0,
-                                    at + 0 /* not checked */, r, &size, &bytes);
+            uint64_t *rec = carried(1 + (uint32_t) rnd_below(3), 0, at, r, &size, &bytes);
             memcpy(log + at, rec, size);
             free(rec);
         } else {
