@@ -73,7 +73,8 @@ typedef struct mca_common_sfio_fold_policy_t {
                             (tmpfs), else 0 (never) */
     uint64_t defer_piece_max;   /* ... when their pieces average at most this many bytes
                                    (larger pieces gain nothing from the windows) */
-    uint64_t max_log;           /* a rank whose log holds more unfolded bytes than this
+    uint64_t max_log;           /* a rank whose logs (data, and records with the bytes
+                                   they carry) hold more unfolded bytes than this
                                    compacts the store (0: never) */
     uint64_t max_versions;      /* ... or when more versions than this await a fold */
     bool carry_small;           /* small versions carry their bytes in their records, one

@@ -306,7 +306,7 @@ struct mca_common_sfio_vstore_t {
     const char *side_name;
     sfio_ident_t ident;          /* the flat file (rank 0's view, sent at open) */
     uint64_t seen_compactions;   /* coord->compactions the index was built after */
-    uint64_t max_log;            /* compact when this rank's log passes it (0: never) */
+    uint64_t max_log;            /* compact when this rank's logs pass it (0: never) */
     uint64_t max_versions;       /* ... or when this many versions await a fold */
     uint64_t versions_since;     /* versions this rank published since its last check */
     bool reserve;                /* reserve flat-file space for versioned bytes */
