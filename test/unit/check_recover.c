@@ -6,8 +6,8 @@
  * off), then versions folded < v <= P are redone in version order.  P is
  * the coordination file's published mark for a mapped store; for a store
  * whose counters lived in the coordination service it is the longest run
- * of versions above the folded mark with whole records (those in
- * [rec_head, rec_tail) of the record logs).
+ * of versions above the folded mark with whole records (from rec_head
+ * to the end of the record logs, the last one maybe cut).
  *
  * Not pure: real files in a scratch directory, the engine's recovery
  * sources linked in (as the sfio-store tool links them).
@@ -44,7 +44,8 @@ typedef struct {
 /* One rank's record log: `junk` bytes before rec_head (records compacted
  * away), recs[0 .. whole) up to rec_tail, recs[whole .. n) appended
  * whole past rec_tail (the coordination file never counted them), then,
- * when torn, half a record. */
+ * when torn, half a record.  A service store keeps no rec_tail: there
+ * recs[whole] is cut in its append and nothing follows. */
 typedef struct {
     rec_spec_t recs[MAX_RECS];
     int n, whole;
@@ -214,6 +215,7 @@ static char *build(const scenario_t *sc, uint32_t shared_by, uint64_t published,
     char *dir = sfio_path_join(scratch, name);
     REQUIRE(dir && 0 == mkdir(dir, 0700));
 
+    bool service = SFIO_SHARED_BY_SERVICE == shared_by;
     size_t cbytes = sfio_coord_bytes(sc->nranks);
     sfio_coord_t *c = calloc(1, cbytes);
     REQUIRE(c);
@@ -238,6 +240,12 @@ static char *build(const scenario_t *sc, uint32_t shared_by, uint64_t published,
             }
             uint64_t rec[(MCA_COMMON_SFIO_RECORD_HEADER + MAX_RANGES * 16) / 8];
             mca_common_sfio_record_encode(rec, x->kind, x->version, log_offset, x->ranges, x->nranges);
+            if (service && i == rs->whole) {
+                /* a service store counts no tail: an uncounted record is one
+                 * whose append was cut, and nothing follows it */
+                write_file(rp, rec, mca_common_sfio_record_size(x->nranges) / 2 + 4, rec_at);
+                break;
+            }
             write_file(rp, rec, mca_common_sfio_record_size(x->nranges), rec_at);
             rec_at += mca_common_sfio_record_size(x->nranges);
             if (i + 1 == rs->whole) {
@@ -247,7 +255,10 @@ static char *build(const scenario_t *sc, uint32_t shared_by, uint64_t published,
         if (0 == rs->whole) {
             c->rank[r].rec_tail = rs->junk;
         }
-        if (rs->torn) {
+        if (service) {
+            c->rank[r].rec_tail = 0;   /* never written: recovery reads to the end */
+        }
+        if (rs->torn && !(service && rs->whole < rs->n)) {
             uint64_t rec[(MCA_COMMON_SFIO_RECORD_HEADER + 2 * 16) / 8];
             const mca_common_sfio_range_t two[2] = { { 0, 8 }, { 64, 8 } };
             mca_common_sfio_record_encode(rec, WRITE, 1000 + (uint64_t) r, log_at, two, 2);
@@ -372,7 +383,8 @@ static void add(rank_spec_t *rs, mca_common_sfio_record_kind_t kind, uint64_t ve
 }
 
 /* Folded 2; whole records of versions 2..6 (6 an ABORT after a fresh
- * note), 8 and 9; version 7's record lies past its rank's rec_tail, so 8
+ * note), 8 and 9; version 7's record lies past its rank's rec_tail (in a
+ * service store, which has none, its append was cut), so 8
  * and 9 are dropped and their fresh notes undone: P = 6.  The stale
  * published field says 9 (the gap ignored). */
 static scenario_t fixed_store(void)
@@ -415,6 +427,41 @@ START_TEST(service_store)
         REQUIRE(6 == wrong || 7 == wrong || !same_image(&right, &other));
     }
     recover_and_check(&sc, SFIO_SHARED_BY_SERVICE, 9, 6);
+}
+END_TEST
+
+/* A service store's record logs are read to their ends, and bytes that
+ * are no record end one only when no whole record follows them (a cut
+ * append): a damaged record before whole ones fails the recovery, which
+ * writes nothing, and the store stays. */
+START_TEST(service_damage)
+{
+    scenario_t sc = fixed_store();
+    int fd;
+    char *dir = build(&sc, SFIO_SHARED_BY_SERVICE, 9, &fd);
+    char *rp = sfio_rank_file(dir, "rec", 0);
+    int rfd = open(rp, O_RDWR);
+    REQUIRE(rfd >= 0);
+    /* a byte of the ranges of rank 0's second record (version 3) */
+    off_t at = (off_t) (mca_common_sfio_record_size(1) + MCA_COMMON_SFIO_RECORD_HEADER + 3);
+    unsigned char b;
+    REQUIRE(1 == pread(rfd, &b, 1, at));
+    b ^= 0x10;
+    REQUIRE(1 == pwrite(rfd, &b, 1, at));
+    close(rfd);
+    image_t before = read_flat(fd);
+    char flat[128];
+    snprintf(flat, sizeof(flat), "%s/flat", scratch);
+    seen_t seen = { 0 };
+    mca_common_sfio_store_tally_t tally;
+    REQUIRE(0 != mca_common_sfio_vstore_scan(flat, fd, NULL, MCA_COMMON_SFIO_STORE_RECOVER, NULL,
+                                             note, &seen, &tally));
+    REQUIRE(MCA_COMMON_SFIO_STORE_FAILED == seen.verdict);
+    image_t after = read_flat(fd);
+    REQUIRE(same_image(&before, &after) && exists(dir));
+    close(fd);
+    free(rp);
+    free(dir);
 }
 END_TEST
 
@@ -583,6 +630,7 @@ static Suite *recover_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, service_store);
+    tcase_add_test(tc, service_damage);
     tcase_add_test(tc, mapped_store);
     tcase_add_test(tc, unknown_shared_by);
     tcase_add_test(tc, random_service_stores);

@@ -181,8 +181,10 @@ static int coord_put(store_view_t *v, size_t field, uint64_t value)
     return put == (ssize_t) sizeof(value) ? 0 : put < 0 ? (int) put : -EIO;
 }
 
-/* Every rank's records in [rec_head, rec_tail) of its record log (bytes
- * past rec_tail, such as a torn append, are not read), each checked. */
+/* Every rank's records from rec_head of its record log, each checked: up
+ * to rec_tail for a mapped store (bytes past it, such as a torn append,
+ * are not read), to the file's end for a service store, which keeps no
+ * tail (its last bytes may be a torn append: see torn_tail). */
 typedef struct {
     int nranks;
     char **bufs;
@@ -202,6 +204,22 @@ static void records_free(store_records_t *s)
     *s = (store_records_t) { 0 };
 }
 
+/* Whether the n bytes at p, from an undecodable record of a service
+ * store's record log to the file's end, are a torn append or what a
+ * failed one left (an append goes where the last whole record ends, so
+ * nothing whole follows either), not damage: no whole record starts in
+ * them. */
+static bool torn_tail(const char *p, size_t n)
+{
+    for (size_t at = 8; at < n; at += 8) {
+        mca_common_sfio_record_t rec;
+        if (0 == mca_common_sfio_record_decode(p + at, n - at, &rec)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int records_load(const store_view_t *v, store_records_t *s, const char **why_p)
 {
     sfio_coord_t *c = v->c;
@@ -213,16 +231,28 @@ static int records_load(const store_view_t *v, store_records_t *s, const char **
     if (!s->bufs || !s->lens || !s->heads) {
         return -ENOMEM;
     }
+    bool to_end = SFIO_SHARED_BY_SERVICE == c->shared_by;
     for (int r = 0; r < s->nranks; ++r) {
         uint64_t head = atomic_load(&c->rank[r].rec_head);
         uint64_t tail = atomic_load(&c->rank[r].rec_tail);
-        if (tail <= head) {
+        if (!to_end && tail <= head) {
             continue;
         }
         const char *why = NULL;
         char *rp = sfio_rank_file(v->dir, "rec", r);
         int rfd = rp ? sfio_open_store_file(rp, O_RDONLY, &why) : -ENOMEM;
         free(rp);
+        if (to_end) {
+            struct stat st;
+            if (-ENOENT == rfd) {
+                continue;   /* this rank made no record */
+            }
+            tail = rfd >= 0 && 0 == fstat(rfd, &st) ? (uint64_t) st.st_size : head;
+            if (tail <= head && rfd >= 0) {
+                close(rfd);
+                continue;
+            }
+        }
         size_t len = (size_t) (tail - head);
         s->bufs[r] = rfd >= 0 ? malloc(len) : NULL;
         ssize_t got = s->bufs[r] ? mca_common_sfio_posix_pread_full(rfd, s->bufs[r], len, head)
@@ -237,6 +267,10 @@ static int records_load(const store_view_t *v, store_records_t *s, const char **
         for (size_t pos = 0; pos < len;) {
             mca_common_sfio_record_t rec;
             if (0 != mca_common_sfio_record_decode(s->bufs[r] + pos, len - pos, &rec)) {
+                if (to_end && torn_tail(s->bufs[r] + pos, len - pos)) {
+                    s->lens[r] = pos;
+                    break;
+                }
                 *why_p = "a record is damaged";
                 return -EBADMSG;
             }

@@ -4,9 +4,11 @@
  * mapped page is not shared.  Versions come from a sequencer slot and are
  * published in order on a mark slot; compaction and data-path calls meet
  * in one gate slot.  What recovery needs after a crash (each rank's
- * record tail and heads, the folded mark, flat-file write times) is also
- * written to the coordination file, field by field with pwrite: recovery
- * then takes the longest run of versions whose records are whole.
+ * heads, the folded mark, flat-file write times) is also written to the
+ * coordination file, field by field with pwrite; not the record tails,
+ * which would cost a request to the storage per version: recovery reads
+ * each record log to its end and takes the longest run of versions whose
+ * records are whole.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -109,9 +111,12 @@ static int svc_publish(mca_common_sfio_vstore_t *s, uint64_t version)
     return mca_common_sfio_coord_publish(s->service, SLOT_MARK, (int64_t) version);
 }
 
+/* Nothing to write: recovery finds a service store's records to the end
+ * of each record log (and the others, svc_records_tail). */
 static int svc_records_end(mca_common_sfio_vstore_t *s)
 {
-    return sfio_vshared_put_field(s, RANK_FIELD(s->rank, rec_tail), s->rec_tail);
+    (void) s;
+    return 0;
 }
 
 /* The folded mark moves only at a fold (every rank knows it then) and at
