@@ -105,6 +105,39 @@ static void test_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
     t_end();
 }
 
+/* Adds nobody waits for: each lands, soon, whatever else the ranks do. */
+static void test_add_unanswered(mca_common_sfio_coord_t *c, const char *tag)
+{
+    enum { K = 300 };
+    char name[64];
+    snprintf(name, sizeof(name), "%s.add_unanswered", tag);
+    if (!t_begin(name)) {
+        return;
+    }
+    int64_t start = 0, total = -1;
+    opened(mca_common_sfio_coord_load(c, SLOT_CAS, &start), "load");
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < K && !t_lfail; ++i) {
+        opened(mca_common_sfio_coord_add(c, SLOT_CAS, 1 + (i & 1)), "add");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t want = start + (int64_t) (K / 2 * 3) * t_np;
+    for (int polls = 0; polls < 10000 && total != want; ++polls) {
+        if (!opened(mca_common_sfio_coord_load(c, SLOT_CAS, &total), "load")) {
+            break;
+        }
+        if (total != want) {
+            pause_us(1000);
+        }
+    }
+    if (total != want) {
+        t_failf("after %d adds by each rank the slot holds %lld, want %lld", K,
+                (long long) total, (long long) want);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t_end();
+}
+
 static void test_compare_swap(mca_common_sfio_coord_t *c, const char *tag)
 {
     enum { K = 100 };
@@ -355,6 +388,7 @@ static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backe
         } else if (0 == t) {
             test_fetch_add(c, tag);
             test_compare_swap(c, tag);
+            test_add_unanswered(c, tag);
             test_ordered_mixed(c, tag);
             test_publish_order(c, tag);
             if (t_np > 1) {

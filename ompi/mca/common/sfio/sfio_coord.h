@@ -112,6 +112,9 @@ typedef struct mca_common_sfio_coord_ops_t {
                         int64_t *old_p);
     /* Optional (NULL: composed from compare_swap): see publication above. */
     int (*publish)(mca_common_sfio_coord_t *c, int slot, int64_t version);
+    /* Optional (NULL: fetch_add): adds delta without waiting for the
+     * host; see mca_common_sfio_coord_add. */
+    int (*add)(mca_common_sfio_coord_t *c, int slot, int64_t delta);
 } mca_common_sfio_coord_ops_t;
 
 struct mca_common_sfio_coord_t {
@@ -177,6 +180,17 @@ static inline int mca_common_sfio_coord_store(mca_common_sfio_coord_t *c, int sl
                                               int64_t value)
 {
     return c->ops->store(c, slot, value);
+}
+
+/* Adds delta to a slot without waiting for the result (ofi with
+ * messages: one message, no reply): applied soon, maybe after the
+ * caller's later operations, and an error may go unseen.  For counts
+ * whose readers poll, such as a gate's. */
+static inline int mca_common_sfio_coord_add(mca_common_sfio_coord_t *c, int slot, int64_t delta)
+{
+    int64_t old;
+    return NULL == c->ops->add ? c->ops->fetch_add(c, slot, delta, &old)
+                               : c->ops->add(c, slot, delta);
 }
 
 /* The backend's ordered_add, or -ENOTSUP when it has none. */

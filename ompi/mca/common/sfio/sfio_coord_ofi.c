@@ -63,7 +63,8 @@
 #include "sfio_ompio.h"   /* mca_common_sfio_output */
 #include "sfio_pubq.h"
 
-enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_CAS, MSG_ORDERED, MSG_PUBLISH, MSG_REPLY };
+enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_CAS, MSG_ORDERED, MSG_PUBLISH, MSG_REPLY,
+       MSG_ADD /* a fetch-and-add nobody waits for: no reply */ };
 
 typedef struct {
     uint32_t kind;
@@ -156,7 +157,8 @@ const char *mca_common_sfio_coord_why(void)
 static int64_t apply(_Atomic int64_t *cell, uint32_t kind, int64_t value, int64_t expected)
 {
     switch (kind) {
-    case MSG_FETCH_ADD: return atomic_fetch_add(cell, value);
+    case MSG_FETCH_ADD:
+    case MSG_ADD:       return atomic_fetch_add(cell, value);
     case MSG_STORE:     return atomic_exchange(cell, value);
     case MSG_CAS:
         (void) atomic_compare_exchange_strong(cell, &expected, value);
@@ -184,7 +186,7 @@ static void serve(const coord_msg_t *m)
         }
     }
     pthread_mutex_unlock(&svc.lock);
-    if (known) {
+    if (known && MSG_ADD != m->kind) {
         /* the client gives up after its timeout; so does this send */
         (void) coord_send(to, &r, sizeof(r), 1000);
     }
@@ -402,7 +404,7 @@ static void on_message(const void *buf, size_t len)
     memcpy(&m, buf, sizeof(m));
     if (MSG_REPLY == m.kind) {
         answer(&m);
-    } else if (MSG_FETCH_ADD <= m.kind && m.kind <= MSG_CAS) {
+    } else if ((MSG_FETCH_ADD <= m.kind && m.kind <= MSG_CAS) || MSG_ADD == m.kind) {
         serve(&m);
     } else if (MSG_ORDERED == m.kind) {
         serve_ordered(&m);
@@ -536,6 +538,22 @@ static int ofi_fetch_add(mca_common_sfio_coord_t *c, int slot, int64_t delta, in
     return request((coord_ofi_t *) c, MSG_FETCH_ADD, slot, delta, 0, old_p);
 }
 
+/* One message, no reply; with atomics, or on the host, as fetch_add. */
+static int ofi_add(mca_common_sfio_coord_t *c, int slot, int64_t delta)
+{
+    coord_ofi_t *o = (coord_ofi_t *) c;
+    if (o->atomic || NULL != o->hosted) {
+        int64_t old = 0;
+        return request(o, MSG_FETCH_ADD, slot, delta, 0, &old);
+    }
+    if (slot < 0 || slot >= o->nslots) {
+        return -EINVAL;
+    }
+    coord_msg_t m = { .kind = MSG_ADD, .service = o->id, .slot = slot, .from = o->rank,
+                      .value = delta };
+    return coord_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
+}
+
 static int ofi_load(mca_common_sfio_coord_t *c, int slot, int64_t *value_p)
 {
     return request((coord_ofi_t *) c, MSG_LOAD, slot, 0, 0, value_p);
@@ -637,7 +655,7 @@ static const mca_common_sfio_coord_ops_t ofi_ops = {
     .name = "ofi", .fetch_add = ofi_fetch_add, .load = ofi_load, .store = ofi_store,
     .close = ofi_close, .close_quiesced = ofi_close_quiesced, .host = ofi_host,
     .ordered_add = ofi_ordered_add,
-    .compare_swap = ofi_compare_swap, .publish = ofi_publish,
+    .compare_swap = ofi_compare_swap, .publish = ofi_publish, .add = ofi_add,
 };
 
 /* ------------------------------------------------------------------ */
