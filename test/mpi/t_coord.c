@@ -44,7 +44,7 @@ void mca_common_sfio_show_help(const char *topic, bool want_error_header, ...)
     fprintf(stderr, "t_coord: engine help topic %s\n", topic);
 }
 
-enum { SLOT_COUNT, SLOT_CAS, SLOT_SEQ, SLOT_MARK, SLOT_ORDERED, NSLOTS };
+enum { SLOT_COUNT, SLOT_CAS, SLOT_SEQ, SLOT_MARK, SLOT_ORDERED, SLOT_GATE, SLOT_TAKEN, NSLOTS };
 
 static const struct {
     const char *name;
@@ -134,6 +134,72 @@ static void test_add_unanswered(mca_common_sfio_coord_t *c, const char *tag)
         t_failf("after %d adds by each rank the slot holds %lld, want %lld", K,
                 (long long) total, (long long) want);
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t_end();
+}
+
+/* A gate entered with a fetch-and-add: every rank's numbers are handed
+ * out once and the gate counts each entry; a gate at its limit is not
+ * entered and the slot stays. */
+static void test_enter_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
+{
+    enum { K = 100, LIMIT = 1 << 20 };
+    char name[64];
+    snprintf(name, sizeof(name), "%s.enter_fetch_add", tag);
+    int64_t gate_old = 0, old = 0;
+    if (-ENOTSUP == mca_common_sfio_coord_enter_fetch_add(c, SLOT_GATE, 0, SLOT_TAKEN, 0, &gate_old,
+                                                          &old)) {
+        if (0 == t_rank) {
+            printf("# %s: not offered\n", name);
+        }
+        return;   /* every rank the same: the backend's choice */
+    }
+    if (!t_begin(name)) {
+        return;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t mine[K], *all = malloc(sizeof(int64_t) * K * (size_t) t_np);
+    for (int i = 0; i < K; ++i) {
+        if (!opened(mca_common_sfio_coord_enter_fetch_add(c, SLOT_GATE, LIMIT, SLOT_TAKEN, 1,
+                                                          &gate_old, &mine[i]),
+                    "enter_fetch_add")) {
+            break;
+        }
+        if (gate_old >= LIMIT) {
+            t_failf("a gate below its limit was refused (it held %lld)", (long long) gate_old);
+            break;
+        }
+    }
+    MPI_Gather(mine, K, MPI_INT64_T, all, K, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (0 == t_rank) {
+        qsort(all, (size_t) K * (size_t) t_np, sizeof(int64_t), cmp_i64);
+        for (int64_t i = 0; i < (int64_t) K * t_np; ++i) {
+            if (all[i] != i) {
+                t_failf("the %lldth number handed out is %lld", (long long) i,
+                        (long long) all[i]);
+                break;
+            }
+        }
+        int64_t gate = -1;
+        opened(mca_common_sfio_coord_load(c, SLOT_GATE, &gate), "load");
+        if (gate != (int64_t) K * t_np) {
+            t_failf("the gate holds %lld after %d entries by each rank", (long long) gate, K);
+        }
+        /* at its limit: neither slot moves */
+        opened(mca_common_sfio_coord_store(c, SLOT_GATE, LIMIT), "store");
+        int64_t taken = -1, after = -1;
+        opened(mca_common_sfio_coord_enter_fetch_add(c, SLOT_GATE, LIMIT, SLOT_TAKEN, 1, &gate_old,
+                                                     &old), "enter_fetch_add");
+        opened(mca_common_sfio_coord_load(c, SLOT_TAKEN, &taken), "load");
+        opened(mca_common_sfio_coord_load(c, SLOT_GATE, &after), "load");
+        if (gate_old != LIMIT || after != LIMIT || taken != (int64_t) K * t_np) {
+            t_failf("a gate at its limit: held %lld, now %lld, slot %lld (want %d, %d, %lld)",
+                    (long long) gate_old, (long long) after, (long long) taken, LIMIT, LIMIT,
+                    (long long) K * t_np);
+        }
+    }
+    free(all);
     MPI_Barrier(MPI_COMM_WORLD);
     t_end();
 }
@@ -389,6 +455,7 @@ static void run_backend(const char *bname, mca_common_sfio_coord_backend_t backe
             test_fetch_add(c, tag);
             test_compare_swap(c, tag);
             test_add_unanswered(c, tag);
+            test_enter_fetch_add(c, tag);
             test_ordered_mixed(c, tag);
             test_publish_order(c, tag);
             if (t_np > 1) {

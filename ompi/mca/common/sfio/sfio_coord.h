@@ -115,6 +115,9 @@ typedef struct mca_common_sfio_coord_ops_t {
     /* Optional (NULL: fetch_add): adds delta without waiting for the
      * host; see mca_common_sfio_coord_add. */
     int (*add)(mca_common_sfio_coord_t *c, int slot, int64_t delta);
+    /* Optional: see mca_common_sfio_coord_enter_fetch_add. */
+    int (*enter_fetch_add)(mca_common_sfio_coord_t *c, int gate, int64_t limit, int slot,
+                           int64_t delta, int64_t *gate_old_p, int64_t *old_p);
 } mca_common_sfio_coord_ops_t;
 
 struct mca_common_sfio_coord_t {
@@ -191,6 +194,19 @@ static inline int mca_common_sfio_coord_add(mca_common_sfio_coord_t *c, int slot
     int64_t old;
     return NULL == c->ops->add ? c->ops->fetch_add(c, slot, delta, &old)
                                : c->ops->add(c, slot, delta);
+}
+
+/* Enters a gate and fetch-adds in one request: if slot `gate` holds less
+ * than limit, it gets 1 more and slot `slot` delta more (*old_p: what
+ * slot held); else neither changes.  *gate_old_p: what the gate held.
+ * -ENOTSUP where the backend cannot (the caller makes two requests). */
+static inline int mca_common_sfio_coord_enter_fetch_add(mca_common_sfio_coord_t *c, int gate,
+                                                        int64_t limit, int slot, int64_t delta,
+                                                        int64_t *gate_old_p, int64_t *old_p)
+{
+    return NULL == c->ops->enter_fetch_add
+               ? -ENOTSUP
+               : c->ops->enter_fetch_add(c, gate, limit, slot, delta, gate_old_p, old_p);
 }
 
 /* The backend's ordered_add, or -ENOTSUP when it has none. */

@@ -64,7 +64,10 @@
 #include "sfio_pubq.h"
 
 enum { MSG_FETCH_ADD = 1, MSG_LOAD, MSG_STORE, MSG_CAS, MSG_ORDERED, MSG_PUBLISH, MSG_REPLY,
-       MSG_ADD /* a fetch-and-add nobody waits for: no reply */ };
+       MSG_ADD,        /* a fetch-and-add nobody waits for: no reply */
+       MSG_ENTER_ADD   /* a gate entered (slot, below expected) and a fetch-and-add of slot2;
+                        * the reply's expected is the gate's old value */
+};
 
 typedef struct {
     uint32_t kind;
@@ -75,7 +78,9 @@ typedef struct {
     int64_t value;
     int32_t err;
     int32_t round;    /* ORDERED: the client's count of its ordered calls on the service */
-    int64_t expected; /* CAS */
+    int64_t expected; /* CAS; ENTER_ADD: the gate's limit */
+    int32_t slot2;    /* ENTER_ADD: the slot added to */
+    int32_t unused;
 } coord_msg_t;
 
 /* A waiting publisher in a publication queue: its rank and ticket in one
@@ -110,7 +115,7 @@ typedef struct waiter_t {
     uint64_t ticket;
     bool done;
     int err;
-    int64_t value;
+    int64_t value, value2;   /* value2: ENTER_ADD's gate */
     pthread_cond_t cond;
 } waiter_t;
 
@@ -167,6 +172,19 @@ static int64_t apply(_Atomic int64_t *cell, uint32_t kind, int64_t value, int64_
     }
 }
 
+/* Enters the gate if it holds less than limit (adds 1), and only then
+ * adds delta to cell; *gate_old_p: what the gate held.  Returns the
+ * cell's old value (0 when the gate was not entered). */
+static int64_t enter_add(_Atomic int64_t *gate, int64_t limit, _Atomic int64_t *cell,
+                         int64_t delta, int64_t *gate_old_p)
+{
+    int64_t g = atomic_load(gate);
+    while (g < limit && !atomic_compare_exchange_weak(gate, &g, g + 1)) {
+    }
+    *gate_old_p = g;
+    return g < limit ? atomic_fetch_add(cell, delta) : 0;
+}
+
 static void serve(const coord_msg_t *m)
 {
     coord_msg_t r = { .kind = MSG_REPLY, .service = m->service, .ticket = m->ticket };
@@ -177,8 +195,12 @@ static void serve(const coord_msg_t *m)
         if (h->id == m->service && m->from >= 0 && m->from < h->n) {
             known = true;
             to = h->peer[m->from];
-            if (m->slot < 0 || m->slot >= h->nslots) {
+            if (m->slot < 0 || m->slot >= h->nslots ||
+                (MSG_ENTER_ADD == m->kind && (m->slot2 < 0 || m->slot2 >= h->nslots))) {
                 r.err = -EINVAL;
+            } else if (MSG_ENTER_ADD == m->kind) {
+                r.value = enter_add(&h->slot[m->slot], m->expected, &h->slot[m->slot2], m->value,
+                                    &r.expected);
             } else {
                 r.value = apply(&h->slot[m->slot], m->kind, m->value, m->expected);
             }
@@ -388,6 +410,7 @@ static void answer(const coord_msg_t *m)
             w->done = true;
             w->err = m->err;
             w->value = m->value;
+            w->value2 = m->expected;
             pthread_cond_signal(&w->cond);
             break;
         }
@@ -404,7 +427,8 @@ static void on_message(const void *buf, size_t len)
     memcpy(&m, buf, sizeof(m));
     if (MSG_REPLY == m.kind) {
         answer(&m);
-    } else if ((MSG_FETCH_ADD <= m.kind && m.kind <= MSG_CAS) || MSG_ADD == m.kind) {
+    } else if ((MSG_FETCH_ADD <= m.kind && m.kind <= MSG_CAS) || MSG_ADD == m.kind ||
+               MSG_ENTER_ADD == m.kind) {
         serve(&m);
     } else if (MSG_ORDERED == m.kind) {
         serve_ordered(&m);
@@ -554,6 +578,34 @@ static int ofi_add(mca_common_sfio_coord_t *c, int slot, int64_t delta)
     return coord_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
 }
 
+/* One request and its reply; not offered with fabric atomics (two slots). */
+static int ofi_enter_fetch_add(mca_common_sfio_coord_t *c, int gate, int64_t limit, int slot,
+                               int64_t delta, int64_t *gate_old_p, int64_t *old_p)
+{
+    coord_ofi_t *o = (coord_ofi_t *) c;
+    if (o->atomic) {
+        return -ENOTSUP;
+    }
+    if (gate < 0 || gate >= o->nslots || slot < 0 || slot >= o->nslots) {
+        return -EINVAL;
+    }
+    if (NULL != o->hosted) {
+        *old_p = enter_add(&o->hosted->slot[gate], limit, &o->hosted->slot[slot], delta,
+                           gate_old_p);
+        return 0;
+    }
+    waiter_t w;
+    waiter_add(&w);
+    coord_msg_t m = { .kind = MSG_ENTER_ADD, .service = o->id, .slot = gate, .slot2 = slot,
+                      .from = o->rank, .ticket = w.ticket, .value = delta, .expected = limit };
+    int rc = coord_send(o->host_peer, &m, sizeof(m), o->timeout_ms);
+    rc = waiter_wait(o, &w, rc, old_p);
+    if (0 == rc) {
+        *gate_old_p = w.value2;
+    }
+    return rc;
+}
+
 static int ofi_load(mca_common_sfio_coord_t *c, int slot, int64_t *value_p)
 {
     return request((coord_ofi_t *) c, MSG_LOAD, slot, 0, 0, value_p);
@@ -656,6 +708,7 @@ static const mca_common_sfio_coord_ops_t ofi_ops = {
     .close = ofi_close, .close_quiesced = ofi_close_quiesced, .host = ofi_host,
     .ordered_add = ofi_ordered_add,
     .compare_swap = ofi_compare_swap, .publish = ofi_publish, .add = ofi_add,
+    .enter_fetch_add = ofi_enter_fetch_add,
 };
 
 /* ------------------------------------------------------------------ */
