@@ -795,6 +795,20 @@ int sfio_vstore_gate_enter(mca_common_sfio_vstore_t *s)
     return s->shared->gate_enter(s);
 }
 
+int sfio_vstore_gate_enter_take(mca_common_sfio_vstore_t *s)
+{
+    uint64_t v = 0;
+    int rc = NULL == s->shared->gate_enter_take ? -ENOTSUP : s->shared->gate_enter_take(s, &v);
+    if (-ENOTSUP == rc) {
+        return sfio_vstore_gate_enter(s);
+    }
+    if (0 == rc && v > s->taken_last) {
+        s->taken_last = v;
+    }
+    s->taken_early = 0 == rc ? v : 0;
+    return rc;
+}
+
 void sfio_vstore_gate_leave(mca_common_sfio_vstore_t *s)
 {
     if (s->coord) {

@@ -219,6 +219,9 @@ typedef struct sfio_vshared_ops_t {
     int (*count_compaction)(mca_common_sfio_vstore_t *s);
     /* data-path calls against compaction (see sfio_vstore_gate_enter) */
     int (*gate_enter)(mca_common_sfio_vstore_t *s);
+    /* Optional: the gate and a version at once (*version_p 0: no version
+     * taken, the gate entered all the same) */
+    int (*gate_enter_take)(mca_common_sfio_vstore_t *s, uint64_t *version_p);
     void (*gate_leave)(mca_common_sfio_vstore_t *s);
     int (*compaction_begin)(mca_common_sfio_vstore_t *s);
     void (*compaction_end)(mca_common_sfio_vstore_t *s);
@@ -279,6 +282,7 @@ struct mca_common_sfio_vstore_t {
     uint64_t recgather_last;     /* the last fold's records, all ranks */
     uint64_t seen;               /* index holds every version <= seen */
     uint64_t taken_last;         /* the newest version this rank took */
+    uint64_t taken_early;        /* taken with the gate, not yet made (0: none) */
     uint64_t max_end;            /* end of the furthest indexed byte */
     uint64_t min_start;          /* start of the first indexed byte (UINT64_MAX: none) */
     mca_common_sfio_fold_policy_t fold;
@@ -430,6 +434,10 @@ uint32_t sfio_vstore_layout(const mca_common_sfio_ioseg_t *segs, size_t n, uint6
                        mca_common_sfio_ioseg_t *logsegs, mca_common_sfio_range_t *ranges);
 
 int sfio_vstore_gate_enter(mca_common_sfio_vstore_t *s);
+
+/* sfio_vstore_gate_enter, and a version taken in the same request where
+ * the shared state can (s->taken_early; else 0). */
+int sfio_vstore_gate_enter_take(mca_common_sfio_vstore_t *s);
 
 void sfio_vstore_gate_leave(mca_common_sfio_vstore_t *s);
 

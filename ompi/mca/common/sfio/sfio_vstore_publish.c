@@ -155,6 +155,11 @@ static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range
  * a request is cheap, the two stay apart. */
 #define CARRY_MAX 1024
 
+/* An atomic write of at most this many bytes takes its version with the
+ * gate (sfio_vstore_gate_enter_take): made quickly, it keeps the others'
+ * publishes waiting no longer than a separate request would. */
+#define TAKE_EARLY_MAX 1024
+
 /* Makes one version of an atomic write: shared segs become readable
  * through the index; place segs (Logan and Dickens' private bytes over old data)
  * are journaled and put in place only after the version is published;
@@ -232,14 +237,17 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         prepared = mca_common_sfio_record_carried_prepare(s->recbuf, nr_shared, shared_bytes);
     }
 
-    uint64_t v = 0;
-    rc = s->shared->take_version(s, &v);
-    if (0 != rc) {
-        free(ranges);
-        return rc;   /* no version: nobody waits for one */
-    }
-    if (v > s->taken_last) {
-        s->taken_last = v;
+    uint64_t v = s->taken_early;
+    s->taken_early = 0;
+    if (0 == v) {
+        rc = s->shared->take_version(s, &v);
+        if (0 != rc) {
+            free(ranges);
+            return rc;   /* no version: nobody waits for one */
+        }
+        if (v > s->taken_last) {
+            s->taken_last = v;
+        }
     }
     if (carry) {
         mca_common_sfio_record_encode_carried(s->recbuf, v,
@@ -286,6 +294,16 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         s->stats.bytes_in_place += done;
     }
     return rc;
+}
+
+/* Ends version v with no data, published, so that nobody waits for it:
+ * one taken with the gate by a call that failed before making it. */
+static void end_unmade_version(mca_common_sfio_vstore_t *s, uint64_t v)
+{
+    if (0 != append_abort(s, v) && s->shared->publish_needs_record) {
+        return;   /* as in write_version: no published version past a gap */
+    }
+    (void) s->shared->publish(s, v);
 }
 
 /* Growable segment array. */
@@ -359,7 +377,14 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
             return rc;
         }
     }
-    rc = sfio_vstore_gate_enter(s);
+    /* A small atomic write makes one version (its private bytes are
+     * journaled): it comes with the gate where the shared state hands both
+     * in one request.  Only a small one: from then on others' publishes
+     * wait for it. */
+    uint64_t total = mca_common_sfio_ioseg_total(segs, nsegs);
+    rc = atomic && s->journal_private && total > 0 && total <= TAKE_EARLY_MAX
+             ? sfio_vstore_gate_enter_take(s)
+             : sfio_vstore_gate_enter(s);
     if (0 != rc) {
         pthread_mutex_unlock(&s->lock);
         *written_p = 0;
@@ -443,6 +468,10 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
                 done += versioned.bytes;
             }
         }
+    }
+    if (0 != s->taken_early) {
+        end_unmade_version(s, s->taken_early);
+        s->taken_early = 0;
     }
     sfio_vstore_gate_leave(s);
     if (0 == rc && sfio_vstore_over_bounds(s)) {

@@ -219,6 +219,24 @@ static int svc_gate_enter(mca_common_sfio_vstore_t *s)
     }
 }
 
+/* The gate and the next version in one request; while a compaction holds
+ * the gate, neither is taken and the gate is entered as usual. */
+static int svc_gate_enter_take(mca_common_sfio_vstore_t *s, uint64_t *version_p)
+{
+    int64_t gate_old = 0, old = 0;
+    int rc = mca_common_sfio_coord_enter_fetch_add(s->service, SLOT_GATE, GATE_COMPACTOR, SLOT_SEQ,
+                                                   1, &gate_old, &old);
+    *version_p = 0;
+    if (0 != rc) {
+        return rc;
+    }
+    if (gate_old >= GATE_COMPACTOR) {
+        return svc_gate_enter(s);
+    }
+    *version_p = (uint64_t) old + 1;
+    return 0;
+}
+
 static void svc_gate_leave(mca_common_sfio_vstore_t *s)
 {
     (void) post(s, SLOT_GATE, -1);
@@ -300,6 +318,7 @@ const sfio_vshared_ops_t sfio_vshared_service = {
     .records_tail = svc_records_tail,
     .count_compaction = svc_count_compaction,
     .gate_enter = svc_gate_enter,
+    .gate_enter_take = svc_gate_enter_take,
     .gate_leave = svc_gate_leave,
     .compaction_begin = svc_compaction_begin,
     .compaction_end = svc_compaction_end,
