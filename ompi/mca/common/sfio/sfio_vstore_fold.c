@@ -758,7 +758,7 @@ int sfio_vstore_fold_at(mca_common_sfio_vstore_t *s, bool durable, bool synced, 
         if (s->log_fd >= 0 && (0 != ftruncate(s->log_fd, 0) || 0 != ftruncate(s->rec_fd, 0))) {
             rc = -errno;
         }
-        s->log_tail = s->rec_tail = 0;
+        s->log_tail = s->rec_tail = s->rec_room_to = 0;
         sfio_vstore_logcopy_reset(s, 0);
         int src = s->shared->records_end(s);
         if (0 == src) src = s->shared->set_heads(s, s->rank, 0, 0);

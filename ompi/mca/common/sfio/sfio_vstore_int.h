@@ -283,6 +283,8 @@ struct mca_common_sfio_vstore_t {
     uint64_t seen;               /* index holds every version <= seen */
     uint64_t taken_last;         /* the newest version this rank took */
     uint64_t taken_early;        /* taken with the gate, not yet made (0: none) */
+    uint64_t rec_room_to;        /* the record log is allocated up to here */
+    bool rec_room_off;           /* its file system cannot allocate ahead */
     uint64_t max_end;            /* end of the furthest indexed byte */
     uint64_t min_start;          /* start of the first indexed byte (UINT64_MAX: none) */
     mca_common_sfio_fold_policy_t fold;

@@ -55,6 +55,34 @@ uint32_t sfio_vstore_layout(const mca_common_sfio_ioseg_t *segs, size_t n, uint6
     return nranges;
 }
 
+/* An atomic write of at most this many bytes may take its version with
+ * the gate (see takes_version_early). */
+#define TAKE_EARLY_MAX 1024
+
+/* Where versions are taken with the gate, the record log keeps room
+ * allocated past its end to end one that fails before it is made (the
+ * FRESH note of a small write, then an ABORT record): a full disk then
+ * cannot leave it unended.  Allocated ahead in steps. */
+#define REC_ROOM_STEP (64u << 10)
+
+static uint64_t rec_room_needed(void)
+{
+    return mca_common_sfio_record_size(TAKE_EARLY_MAX) + mca_common_sfio_record_size(0);
+}
+
+static void keep_rec_room(mca_common_sfio_vstore_t *s)
+{
+    if (NULL == s->shared->gate_enter_take || s->rec_room_off || s->rec_fd < 0 ||
+        s->rec_room_to >= s->rec_tail + rec_room_needed()) {
+        return;
+    }
+    if (0 == fallocate(s->rec_fd, FALLOC_FL_KEEP_SIZE, (off_t) s->rec_tail, REC_ROOM_STEP)) {
+        s->rec_room_to = s->rec_tail + REC_ROOM_STEP;
+    } else if (EOPNOTSUPP == errno || ENOSYS == errno) {
+        s->rec_room_off = true;
+    }
+}
+
 /* Appends one record to this rank's record log and makes it visible. */
 static int append_record(mca_common_sfio_vstore_t *s, size_t rsize)
 {
@@ -63,6 +91,7 @@ static int append_record(mca_common_sfio_vstore_t *s, size_t rsize)
         return put < 0 ? (int) put : -EIO;
     }
     s->rec_tail += rsize;
+    keep_rec_room(s);
     return s->shared->records_end(s);
 }
 
@@ -154,11 +183,6 @@ static int reserve_flat(mca_common_sfio_vstore_t *s, const mca_common_sfio_range
  * written while others wait for its version, so on local storage, where
  * a request is cheap, the two stay apart. */
 #define CARRY_MAX 1024
-
-/* An atomic write of at most this many bytes takes its version with the
- * gate (sfio_vstore_gate_enter_take): made quickly, it keeps the others'
- * publishes waiting no longer than a separate request would. */
-#define TAKE_EARLY_MAX 1024
 
 /* Makes one version of an atomic write: shared segs become readable
  * through the index; place segs (Logan and Dickens' private bytes over old data)
@@ -296,6 +320,22 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
     return rc;
 }
 
+/* Whether a write takes its version with the gate (one request where the
+ * shared state offers it): an atomic write with journaled private bytes
+ * (it makes one version), small (from the gate on, others' publishes
+ * wait for it), whose record log has the room to end the version should
+ * the write fail before making it (keep_rec_room). */
+static bool takes_version_early(const mca_common_sfio_vstore_t *s,
+                                const mca_common_sfio_ioseg_t *segs, size_t nsegs, bool atomic)
+{
+    if (!atomic || !s->journal_private || s->log_fd < 0 ||
+        s->rec_room_to < s->rec_tail + rec_room_needed()) {
+        return false;
+    }
+    uint64_t total = mca_common_sfio_ioseg_total(segs, nsegs);
+    return total > 0 && total <= TAKE_EARLY_MAX;
+}
+
 /* Ends version v with no data, published, so that nobody waits for it:
  * one taken with the gate by a call that failed before making it. */
 static void end_unmade_version(mca_common_sfio_vstore_t *s, uint64_t v)
@@ -377,14 +417,8 @@ int mca_common_sfio_vstore_write(mca_common_sfio_vstore_t *s, const mca_common_s
             return rc;
         }
     }
-    /* A small atomic write makes one version (its private bytes are
-     * journaled): it comes with the gate where the shared state hands both
-     * in one request.  Only a small one: from then on others' publishes
-     * wait for it. */
-    uint64_t total = mca_common_sfio_ioseg_total(segs, nsegs);
-    rc = atomic && s->journal_private && total > 0 && total <= TAKE_EARLY_MAX
-             ? sfio_vstore_gate_enter_take(s)
-             : sfio_vstore_gate_enter(s);
+    rc = takes_version_early(s, segs, nsegs, atomic) ? sfio_vstore_gate_enter_take(s)
+                                                     : sfio_vstore_gate_enter(s);
     if (0 != rc) {
         pthread_mutex_unlock(&s->lock);
         *written_p = 0;
