@@ -76,24 +76,15 @@ static int opened(int rc, const char *what)
     return 1;
 }
 
-static void test_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
+/* Collective: the k numbers each rank got are 0 .. k * ranks - 1, each
+ * handed out once (checked on rank 0). */
+static void handed_out_once(const int64_t *mine, int k)
 {
-    enum { K = 200 };
-    char name[64];
-    snprintf(name, sizeof(name), "%s.fetch_add_once", tag);
-    if (!t_begin(name)) {
-        return;
-    }
-    int64_t mine[K], *all = malloc(sizeof(int64_t) * K * (size_t) t_np);
-    for (int i = 0; i < K; ++i) {
-        if (!opened(mca_common_sfio_coord_fetch_add(c, SLOT_COUNT, 1, &mine[i]), "fetch_add")) {
-            break;
-        }
-    }
-    MPI_Gather(mine, K, MPI_INT64_T, all, K, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    int64_t *all = 0 == t_rank ? malloc(sizeof(int64_t) * (size_t) k * (size_t) t_np) : NULL;
+    MPI_Gather(mine, k, MPI_INT64_T, all, k, MPI_INT64_T, 0, MPI_COMM_WORLD);
     if (0 == t_rank) {
-        qsort(all, (size_t) K * (size_t) t_np, sizeof(int64_t), cmp_i64);
-        for (int64_t i = 0; i < (int64_t) K * t_np; ++i) {
+        qsort(all, (size_t) k * (size_t) t_np, sizeof(int64_t), cmp_i64);
+        for (int64_t i = 0; i < (int64_t) k * t_np; ++i) {
             if (all[i] != i) {
                 t_failf("the %lldth number handed out is %lld", (long long) i,
                         (long long) all[i]);
@@ -102,6 +93,23 @@ static void test_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
         }
     }
     free(all);
+}
+
+static void test_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
+{
+    enum { K = 200 };
+    char name[64];
+    snprintf(name, sizeof(name), "%s.fetch_add_once", tag);
+    if (!t_begin(name)) {
+        return;
+    }
+    int64_t mine[K];
+    for (int i = 0; i < K; ++i) {
+        if (!opened(mca_common_sfio_coord_fetch_add(c, SLOT_COUNT, 1, &mine[i]), "fetch_add")) {
+            break;
+        }
+    }
+    handed_out_once(mine, K);
     t_end();
 }
 
@@ -158,7 +166,7 @@ static void test_enter_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
         return;
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    int64_t mine[K], *all = malloc(sizeof(int64_t) * K * (size_t) t_np);
+    int64_t mine[K];
     for (int i = 0; i < K; ++i) {
         if (!opened(mca_common_sfio_coord_enter_fetch_add(c, SLOT_GATE, LIMIT, SLOT_TAKEN, 1,
                                                           &gate_old, &mine[i]),
@@ -170,17 +178,9 @@ static void test_enter_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
             break;
         }
     }
-    MPI_Gather(mine, K, MPI_INT64_T, all, K, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    handed_out_once(mine, K);
     MPI_Barrier(MPI_COMM_WORLD);
     if (0 == t_rank) {
-        qsort(all, (size_t) K * (size_t) t_np, sizeof(int64_t), cmp_i64);
-        for (int64_t i = 0; i < (int64_t) K * t_np; ++i) {
-            if (all[i] != i) {
-                t_failf("the %lldth number handed out is %lld", (long long) i,
-                        (long long) all[i]);
-                break;
-            }
-        }
         int64_t gate = -1;
         opened(mca_common_sfio_coord_load(c, SLOT_GATE, &gate), "load");
         if (gate != (int64_t) K * t_np) {
@@ -199,7 +199,6 @@ static void test_enter_fetch_add(mca_common_sfio_coord_t *c, const char *tag)
                     (long long) K * t_np);
         }
     }
-    free(all);
     MPI_Barrier(MPI_COMM_WORLD);
     t_end();
 }
