@@ -287,6 +287,38 @@ START_TEST(test_bad_header)
 }
 END_TEST
 
+/* A WRITE record may say that its version's PLACE record was appended
+ * with it; no other kind may, and the flag is under the checksum. */
+START_TEST(test_followed)
+{
+    range_t r = { 0, 8 };
+    uint64_t *buf = alloc_buf(1, 0);
+    unsigned char *p = (unsigned char *) buf;
+    size_t size = mca_common_sfio_record_size(1);
+    record_t rec;
+
+    const uint32_t followed = MCA_COMMON_SFIO_RECORD_FOLLOWED;
+    mca_common_sfio_record_encode(buf, (mca_common_sfio_record_kind_t) (WRITE | followed), 7, 0, &r,
+                                  1);
+    REQUIRE(0 == mca_common_sfio_record_decode(buf, size, &rec));
+    REQUIRE(WRITE == rec.kind && rec.followed && 7 == rec.version && size == rec.size);
+    mca_common_sfio_record_encode(buf, WRITE, 7, 0, &r, 1);
+    REQUIRE(0 == mca_common_sfio_record_decode(buf, size, &rec));
+    REQUIRE(WRITE == rec.kind && !rec.followed);
+    /* set afterwards, it breaks the checksum */
+    p[OFF_KIND + 2] |= 1;
+    REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));
+
+    const mca_common_sfio_record_kind_t others[3] = { ABORT, MCA_COMMON_SFIO_RECORD_PLACE, FRESH };
+    for (int i = 0; i < 3; ++i) {
+        mca_common_sfio_record_encode(buf, (mca_common_sfio_record_kind_t) (others[i] | followed),
+                                      FRESH == others[i] ? 0 : 7, 0, &r, 1);
+        REQUIRE(-EBADMSG == mca_common_sfio_record_decode(buf, size, &rec));
+    }
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_wrapping_ranges)
 {
     range_t bad[4][2] = {
@@ -625,6 +657,7 @@ static Suite *record_suite(void)
     tcase_add_test(tc, test_single_bit_flips);
     tcase_add_test(tc, test_bad_header);
     tcase_add_test(tc, test_wrapping_ranges);
+    tcase_add_test(tc, test_followed);
     tcase_add_test(tc, test_carried_roundtrip);
     tcase_add_test(tc, test_carried_bit_flips);
     tcase_add_test(tc, test_carried_mark);

@@ -36,6 +36,7 @@ enum { MAX_RANKS = 4, MAX_RECS = 32, MAX_RANGES = 3, FILE_MAX = 16384 };
 
 typedef struct {
     mca_common_sfio_record_kind_t kind;
+    bool followed;      /* a WRITE appended with the PLACE record after it */
     uint64_t version;   /* 0 for FRESH */
     uint32_t nranges;
     mca_common_sfio_range_t ranges[MAX_RANGES];
@@ -239,7 +240,9 @@ static char *build(const scenario_t *sc, uint32_t shared_by, uint64_t published,
                 log_at += x->ranges[k].length;
             }
             uint64_t rec[(MCA_COMMON_SFIO_RECORD_HEADER + MAX_RANGES * 16) / 8];
-            mca_common_sfio_record_encode(rec, x->kind, x->version, log_offset, x->ranges, x->nranges);
+            mca_common_sfio_record_kind_t kind = (mca_common_sfio_record_kind_t) (
+                x->kind | (x->followed ? MCA_COMMON_SFIO_RECORD_FOLLOWED : 0));
+            mca_common_sfio_record_encode(rec, kind, x->version, log_offset, x->ranges, x->nranges);
             if (service && i == rs->whole) {
                 /* a service store counts no tail: an uncounted record is one
                  * whose append was cut, and nothing follows it */
@@ -465,6 +468,29 @@ START_TEST(service_damage)
 }
 END_TEST
 
+/* A version of shared and journaled private bytes appends its WRITE and
+ * PLACE records at once.  Reading a service store's log to its end,
+ * recovery takes the WRITE only with its PLACE whole: a crash that cut
+ * the append after the WRITE left a version that never ended (its shared
+ * bytes without its private ones), whose write never returned. */
+START_TEST(service_pair_cut)
+{
+    for (int cut = 0; cut < 2; ++cut) {
+        scenario_t sc = { .nranks = 2, .folded = 0, .base_size = 2048 };
+        add(&sc.rank[0], WRITE, 1, 100, 50, 0, 0);
+        add(&sc.rank[1], WRITE, 2, 120, 60, 0, 0);
+        sc.rank[1].recs[0].followed = true;
+        add(&sc.rank[1], PLACE, 2, 900, 40, 0, 0);
+        sc.rank[0].whole = sc.rank[0].n;
+        /* cut: the PLACE record half written, as a crash leaves it */
+        sc.rank[1].whole = cut ? 1 : 2;
+        recover_and_check(&sc, SFIO_SHARED_BY_SERVICE, 0, cut ? 1 : 2);
+        teardown();
+        setup();
+    }
+}
+END_TEST
+
 /* A mapped store keeps its published mark: recovery takes it as is. */
 START_TEST(mapped_store)
 {
@@ -631,6 +657,7 @@ static Suite *recover_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, service_store);
     tcase_add_test(tc, service_damage);
+    tcase_add_test(tc, service_pair_cut);
     tcase_add_test(tc, mapped_store);
     tcase_add_test(tc, unknown_shared_by);
     tcase_add_test(tc, random_service_stores);

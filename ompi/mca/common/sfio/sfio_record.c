@@ -88,12 +88,15 @@ int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio
     memcpy(&version, p + 16, 8);
     memcpy(&log_offset, p + 24, 8);
     memcpy(&sum, p + 32, 8);
+    bool followed = 0 != (kind & MCA_COMMON_SFIO_RECORD_FOLLOWED);
+    kind &= ~MCA_COMMON_SFIO_RECORD_FOLLOWED;
     bool carried = MCA_COMMON_SFIO_RECORD_CARRIED == kind;
     if (MCA_COMMON_SFIO_RECORD_MAGIC != magic || nranges > RECORD_MAX_RANGES ||
         (MCA_COMMON_SFIO_RECORD_WRITE != kind && MCA_COMMON_SFIO_RECORD_ABORT != kind &&
          MCA_COMMON_SFIO_RECORD_PLACE != kind && MCA_COMMON_SFIO_RECORD_FRESH != kind &&
          !carried) ||
         (0 == version) != (MCA_COMMON_SFIO_RECORD_FRESH == kind) ||
+        (followed && MCA_COMMON_SFIO_RECORD_WRITE != kind) ||
         (carried && !(log_offset & MCA_COMMON_SFIO_RECORD_IN_RECLOG))) {
         return -EBADMSG;
     }
@@ -136,7 +139,7 @@ int mca_common_sfio_record_decode(const void *buf, size_t avail, mca_common_sfio
         .kind = carried ? MCA_COMMON_SFIO_RECORD_WRITE : (mca_common_sfio_record_kind_t) kind,
         .version = version, .log_offset = log_offset, .nranges = nranges, .ranges = ranges,
         .data_bytes = bytes, .data = carried ? p + mca_common_sfio_record_size(nranges) : NULL,
-        .size = size,
+        .size = size, .followed = followed,
     };
     return 0;
 }

@@ -13,6 +13,12 @@
  *   u64 checksum | nranges x (u64 file_offset, u64 length)
  *   [ | data, zero-padded to 8 bytes: CARRIED records only ]
  *
+ * A version with bytes in both kinds appends a WRITE record and a PLACE
+ * record at once; the WRITE's kind then carries
+ * MCA_COMMON_SFIO_RECORD_FOLLOWED, so that whoever reads to the end of a
+ * record log (crash recovery of a store across nodes, which keeps no
+ * tail) takes the WRITE only with its PLACE whole after it.
+ *
  * A small version carries its bytes in its record, so that it costs one
  * request to the storage, not two.  Its log_offset then says where they
  * start in the record log, marked MCA_COMMON_SFIO_RECORD_IN_RECLOG; the
@@ -52,6 +58,10 @@ typedef enum {
                                            as WRITE with data set */
 } mca_common_sfio_record_kind_t;
 
+/* Or'ed into a WRITE record's kind: the record after it in the log, of
+ * the same version, was appended with it (its PLACE record). */
+#define MCA_COMMON_SFIO_RECORD_FOLLOWED 0x10000u
+
 #include "sfio_rangelist.h"   /* mca_common_sfio_range_t */
 
 /* A decoded record; ranges points into the decoded buffer. */
@@ -64,12 +74,14 @@ typedef struct mca_common_sfio_record_t {
     uint64_t data_bytes;   /* sum of range lengths */
     const void *data;      /* a carried version's bytes, in the decoded buffer; else NULL */
     size_t size;           /* encoded size in bytes, carried bytes included */
+    int followed;          /* MCA_COMMON_SFIO_RECORD_FOLLOWED was set (kind is WRITE) */
 } mca_common_sfio_record_t;
 
 /* Encoded size of a record with n ranges. */
 size_t mca_common_sfio_record_size(uint32_t nranges);
 
-/* Encodes into buf (at least record_size(nranges) bytes). */
+/* Encodes into buf (at least record_size(nranges) bytes); kind may carry
+ * MCA_COMMON_SFIO_RECORD_FOLLOWED (WRITE only). */
 void mca_common_sfio_record_encode(void *buf, mca_common_sfio_record_kind_t kind, uint64_t version,
                                    uint64_t log_offset, const mca_common_sfio_range_t *ranges,
                                    uint32_t nranges);

@@ -278,8 +278,10 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
                                               s->rec_tail + mca_common_sfio_record_size(nr_shared),
                                               ranges, nr_shared, prepared);
     } else if (nr_shared) {
-        mca_common_sfio_record_encode(s->recbuf, MCA_COMMON_SFIO_RECORD_WRITE, v, start, ranges,
-                                      nr_shared);
+        /* with its PLACE record: recovery takes both or neither */
+        mca_common_sfio_record_kind_t kind = (mca_common_sfio_record_kind_t) (
+            MCA_COMMON_SFIO_RECORD_WRITE | (size_place ? MCA_COMMON_SFIO_RECORD_FOLLOWED : 0));
+        mca_common_sfio_record_encode(s->recbuf, kind, v, start, ranges, nr_shared);
     }
     if (size_place) {
         mca_common_sfio_record_encode(s->recbuf + size_shared, MCA_COMMON_SFIO_RECORD_PLACE, v,

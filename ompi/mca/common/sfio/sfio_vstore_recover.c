@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -264,6 +265,8 @@ static int records_load(const store_view_t *v, store_records_t *s, const char **
         }
         s->lens[r] = len;
         s->heads[r] = head;
+        /* where a WRITE record waits for the PLACE record appended with it */
+        size_t pair_at = SIZE_MAX;
         for (size_t pos = 0; pos < len;) {
             mca_common_sfio_record_t rec;
             if (0 != mca_common_sfio_record_decode(s->bufs[r] + pos, len - pos, &rec)) {
@@ -286,7 +289,13 @@ static int records_load(const store_view_t *v, store_records_t *s, const char **
                 }
                 s->versions[s->nversions++] = rec.version;
             }
+            pair_at = rec.followed ? pos : SIZE_MAX;
             pos += rec.size;
+        }
+        if (SIZE_MAX != pair_at) {
+            /* its PLACE record was torn off: the append, the version, never ended */
+            s->lens[r] = pair_at;
+            s->nversions--;
         }
     }
     return 0;
