@@ -13,8 +13,8 @@
  *   u64 checksum | nranges x (u64 file_offset, u64 length)
  *   [ | data, zero-padded to 8 bytes: CARRIED records only ]
  *
- * A version with bytes in both kinds appends a WRITE record and a PLACE
- * record at once; the WRITE's kind then carries
+ * A version of shared and journaled private bytes appends a WRITE and a
+ * PLACE record at once; the WRITE's kind then carries
  * MCA_COMMON_SFIO_RECORD_FOLLOWED, so that whoever reads to the end of a
  * record log (crash recovery of a store across nodes, which keeps no
  * tail) takes the WRITE only with its PLACE whole after it.
