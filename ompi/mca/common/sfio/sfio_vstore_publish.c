@@ -137,6 +137,20 @@ static int write_fresh(mca_common_sfio_vstore_t *s, const mca_common_sfio_ioseg_
     return rc;
 }
 
+/* Ends version v with no data (its record could not be written, or its
+ * call failed before making it), published all the same so that others
+ * never wait for it; recovery must see it ended, not missing. */
+static void end_unmade_version(mca_common_sfio_vstore_t *s, uint64_t v)
+{
+    if (0 != append_abort(s, v) && s->shared->publish_needs_record) {
+        /* Recovery would stop at this version and drop later published
+         * ones: publish nothing after it rather than report their writes
+         * done. */
+        return;
+    }
+    (void) s->shared->publish(s, v);
+}
+
 /* Space in the flat file for bytes a fold will write there, taken now
  * so that the write fails rather than the fold (at close nobody would
  * hear of it).  One call reserves everything from what this rank has
@@ -294,20 +308,10 @@ static int write_version(mca_common_sfio_vstore_t *s, const mca_common_sfio_iose
         rc = -errno;   /* another node might not see it: the write failed */
     }
     if (0 != rc) {
-        /* The version is published all the same, so that others never
-         * wait for it; recovery must see it ended, not missing. */
-        int arc = append_abort(s, v);
-        if (0 != arc && s->shared->publish_needs_record) {
-            /* Recovery would stop at this version and drop later
-             * published ones: publish nothing after it rather than
-             * report their writes done. */
-            return rc;
-        }
+        end_unmade_version(s, v);
+        return rc;
     }
-    int prc = s->shared->publish(s, v);
-    if (0 == rc) {
-        rc = prc;
-    }
+    rc = s->shared->publish(s, v);
     if (0 == rc) {
         s->stats.versions++;
         s->stats.versions_carried += carry;
@@ -336,16 +340,6 @@ static bool takes_version_early(const mca_common_sfio_vstore_t *s,
     }
     uint64_t total = mca_common_sfio_ioseg_total(segs, nsegs);
     return total > 0 && total <= TAKE_EARLY_MAX;
-}
-
-/* Ends version v with no data, published, so that nobody waits for it:
- * one taken with the gate by a call that failed before making it. */
-static void end_unmade_version(mca_common_sfio_vstore_t *s, uint64_t v)
-{
-    if (0 != append_abort(s, v) && s->shared->publish_needs_record) {
-        return;   /* as in write_version: no published version past a gap */
-    }
-    (void) s->shared->publish(s, v);
 }
 
 /* Growable segment array. */
